@@ -1,0 +1,21 @@
+//===- Commands.h - The subcommands of `keel` -----------------*- C++ -*-===//
+//
+// Each subcommand takes its arguments (the subcommand's own name excluded)
+// and returns the process exit status: 0 success, 1 the input has errors,
+// 2 a usage error.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KEEL_DRIVER_COMMANDS_H
+#define KEEL_DRIVER_COMMANDS_H
+
+#include <string_view>
+#include <vector>
+
+namespace keel::driver {
+
+/// `keel fp ...`: the numerics library at the command line.
+int runFp(const std::vector<std::string_view> &args);
+
+} // namespace keel::driver
+
+#endif // KEEL_DRIVER_COMMANDS_H

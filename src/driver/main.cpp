@@ -1,0 +1,42 @@
+//===- main.cpp - The keel command -------------------------------------===//
+#include "Commands.h"
+
+#include <cstdio>
+#include <string_view>
+#include <vector>
+
+namespace {
+constexpr std::string_view kUsage =
+    "usage: keel COMMAND [ARGS...]\n"
+    "\n"
+    "commands:\n"
+    "  fp        how values round in f16, bf16, tf32, fp8e4m3fn, fp8e5m2, f32, f64\n"
+    "            (keel fp --help for its subcommands)\n"
+    "\n"
+    "options:\n"
+    "  --help    this text\n"
+    "  --version the version of Keel\n";
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::fputs(kUsage.data(), stderr);
+    return 2;
+  }
+  std::string_view command = args[0];
+  if (command == "--help" || command == "-h") {
+    std::fputs(kUsage.data(), stdout);
+    return 0;
+  }
+  if (command == "--version") {
+    std::puts("keel 0.1.0");
+    return 0;
+  }
+  std::vector<std::string_view> rest(args.begin() + 1, args.end());
+  if (command == "fp")
+    return keel::driver::runFp(rest);
+  std::fprintf(stderr, "keel: error: unknown command '%.*s'; run 'keel --help'\n",
+               static_cast<int>(command.size()), command.data());
+  return 2;
+}

@@ -1,0 +1,111 @@
+//===- FastConvert.h - Branch-free f32 <-> low-precision kernels -*- C++ -*-===//
+//
+// The per-element kernels behind the bulk helpers and the scalar f32 helpers.
+// They compute exactly what convert() computes (the exhaustive tests compare
+// all 2^32 f32 inputs), but with integer operations and selects only, so the
+// compiler vectorizes the loops that call them. No floating-point operation
+// whose result could be subnormal is used, so flush-to-zero and
+// denormals-are-zero modes cannot change a result.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KEEL_NUMERICS_FASTCONVERT_H
+#define KEEL_NUMERICS_FASTCONVERT_H
+
+#include <array>
+#include <bit>
+#include <cstdint>
+
+namespace keel::fp::detail {
+
+/// f32 -> a format with a narrower exponent range than f32 (f16, the fp8s).
+/// EB/FB/Bias describe the destination; HasInf is false for fp8e4m3fn.
+template <int EB, int FB, int Bias, bool HasInf>
+inline uint32_t narrowFromF32(uint32_t x) {
+  constexpr int kDrop = 23 - FB; // f32 fraction bits dropped in the normal case
+  constexpr uint32_t kRebias = uint32_t(127 - Bias) << 23;
+  constexpr uint32_t kMinNormal = uint32_t(128 - Bias) << 23; // 2^(1-Bias)
+  constexpr uint32_t kAllOnesExp = (1u << EB) - 1;
+  constexpr int kMaxExp = (HasInf ? int(kAllOnesExp) - 1 : int(kAllOnesExp)) - Bias;
+  constexpr uint32_t kMaxFrac = HasInf ? (1u << FB) - 1 : (1u << FB) - 2;
+  constexpr uint32_t kMaxFiniteF32 = (uint32_t(kMaxExp + 127) << 23) | (kMaxFrac << kDrop);
+  // With infinity, the midpoint above the largest finite value (whose last
+  // bit is odd) already rounds to infinity; without, everything from the
+  // largest finite value up saturates.
+  constexpr uint32_t kOverflowAt = HasInf ? kMaxFiniteF32 + (1u << (kDrop - 1)) : kMaxFiniteF32;
+  constexpr uint32_t kOverflowTo = HasInf ? kAllOnesExp << FB : (kAllOnesExp << FB) | kMaxFrac;
+  constexpr uint32_t kNaN = HasInf ? (kAllOnesExp << FB) | (1u << (FB - 1)) : (1u << (EB + FB)) - 1;
+  // Subnormal results: the value m * 2^(e-150) in units of the subnormal
+  // quantum 2^(1-Bias-FB) is m >> (151 - Bias - FB - e).
+  constexpr int kSubShift = 151 - Bias - FB;
+
+  uint32_t sign = (x >> 31) << (EB + FB);
+  uint32_t a = x & 0x7FFFFFFFu;
+
+  uint32_t n = a - kRebias;
+  uint32_t normal = (n + ((1u << (kDrop - 1)) - 1) + ((n >> kDrop) & 1)) >> kDrop;
+
+  uint32_t e = a >> 23;
+  uint32_t m = (a & 0x7FFFFFu) | (e ? 0x800000u : 0u);
+  int s = kSubShift - int(e ? e : 1);
+  s = s < 1 ? 25 : (s > 25 ? 25 : s); // lanes outside [1, 25] are not used
+  uint32_t sub = m >> s;
+  uint32_t rest = m & ((1u << s) - 1);
+  uint32_t half = 1u << (s - 1);
+  sub += uint32_t(rest > half) | (uint32_t(rest == half) & sub);
+
+  uint32_t r = a < kMinNormal ? sub : normal;
+  r = a >= kOverflowAt ? kOverflowTo : r;
+  r = a > 0x7F800000u ? kNaN : r;
+  return r | sign;
+}
+
+inline uint16_t f32ToF16(uint32_t x) { return uint16_t(narrowFromF32<5, 10, 15, true>(x)); }
+inline uint8_t f32ToFp8e4m3fn(uint32_t x) { return uint8_t(narrowFromF32<4, 3, 7, false>(x)); }
+inline uint8_t f32ToFp8e5m2(uint32_t x) { return uint8_t(narrowFromF32<5, 2, 15, true>(x)); }
+
+/// f32 -> bf16: same exponent range, so rounding the top 16 bits is enough;
+/// the carry of a rounded-up all-ones fraction lands in the exponent, and
+/// from the largest finite value into infinity.
+inline uint16_t f32ToBf16(uint32_t x) {
+  uint32_t rounded = (x + 0x7FFFu + ((x >> 16) & 1)) >> 16;
+  uint32_t nan = ((x >> 16) & 0x8000u) | 0x7FC0u;
+  return uint16_t((x & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
+}
+
+/// f32 -> tf32: round away the 13 low fraction bits in place.
+inline uint32_t f32ToTf32(uint32_t x) {
+  uint32_t rounded = (x + 0xFFFu + ((x >> 13) & 1)) & 0xFFFFE000u;
+  uint32_t nan = (x & 0x80000000u) | 0x7FC00000u;
+  return (x & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded;
+}
+
+inline uint32_t f16ToF32(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  uint32_t normal = ((e + 112) << 23) | (m << 13);
+  // m * 2^-24: an exact integer conversion and an exact scaling whose result
+  // (at least 2^-24) is a normal f32.
+  uint32_t sub = std::bit_cast<uint32_t>(float(int32_t(m)) * 0x1p-24f);
+  uint32_t r = e == 0 ? sub : normal;
+  r = e == 31 ? (m ? 0x7FC00000u : 0x7F800000u) : r;
+  return r | sign;
+}
+
+inline uint32_t bf16ToF32(uint16_t h) {
+  uint32_t nan = (uint32_t(h & 0x8000u) << 16) | 0x7FC00000u;
+  return (h & 0x7FFFu) > 0x7F80u ? nan : uint32_t(h) << 16;
+}
+
+/// tf32 -> f32 is the identity on values; only NaNs are canonicalized.
+inline uint32_t tf32ToF32(uint32_t x) {
+  uint32_t nan = (x & 0x80000000u) | 0x7FC00000u;
+  return (x & 0x7FFFFFFFu) > 0x7F800000u ? nan : x;
+}
+
+/// The 256 f32 encodings of an fp8 format's bytes, indexed by byte.
+const std::array<uint32_t, 256> &fp8e4m3fnToF32Table();
+const std::array<uint32_t, 256> &fp8e5m2ToF32Table();
+
+} // namespace keel::fp::detail
+
+#endif // KEEL_NUMERICS_FASTCONVERT_H
