@@ -81,13 +81,17 @@ inline uint32_t f32ToTf32(uint32_t x) {
 
 inline uint32_t f16ToF32(uint16_t h) {
   uint32_t sign = uint32_t(h & 0x8000u) << 16;
-  uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
-  uint32_t normal = ((e + 112) << 23) | (m << 13);
-  // m * 2^-24: an exact integer conversion and an exact scaling whose result
-  // (at least 2^-24) is a normal f32.
-  uint32_t sub = std::bit_cast<uint32_t>(float(int32_t(m)) * 0x1p-24f);
-  uint32_t r = e == 0 ? sub : normal;
-  r = e == 31 ? (m ? 0x7FC00000u : 0x7F800000u) : r;
+  uint32_t o = uint32_t(h & 0x7FFFu) << 13; // exponent and fraction, f32-aligned
+  uint32_t exp = o & 0x0F800000u;
+  uint32_t normal = o + 0x38000000u;        // rebias 15 -> 127
+  uint32_t special = o + 0x70000000u;       // exponent 31 -> 255
+  // Subnormal: 2^-14 * (1 + m/1024) - 2^-14 = m * 2^-24, an exact
+  // subtraction of two normal f32 values whose result is a normal f32.
+  uint32_t sub = std::bit_cast<uint32_t>(std::bit_cast<float>(o + 0x38800000u) -
+                                         std::bit_cast<float>(0x38800000u));
+  uint32_t r = exp == 0 ? sub : normal;
+  r = exp == 0x0F800000u ? special : r;
+  r = (exp == 0x0F800000u) & ((o & 0x007FE000u) != 0) ? 0x7FC00000u : r;
   return r | sign;
 }
 

@@ -18,7 +18,7 @@ using namespace keel::fp;
 using namespace keel::fp::detail;
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define KEEL_MULTIVERSION __attribute__((target_clones("avx2", "default")))
+#define KEEL_MULTIVERSION __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define KEEL_MULTIVERSION
 #endif
@@ -82,11 +82,11 @@ constexpr Format k_fp8e5m2 = Format::FP8E5M2;
 // Widening kernels for the bulk loops: the fp8 ones take the table once,
 // outside the loop, so the loop body is a plain (gatherable) load.
 template <typename Carrier, typename Kernel>
-inline void widenLoop(const Carrier *in, float *out, size_t n, Kernel kernel) {
+inline void widenLoop(const Carrier *__restrict in, float *__restrict out, size_t n, Kernel kernel) {
   for (size_t i = 0; i < n; ++i)
     out[i] = kernel(in[i]);
 }
-inline void widenTableLoop(const uint8_t *in, float *out, size_t n,
+inline void widenTableLoop(const uint8_t *__restrict in, float *__restrict out, size_t n,
                            const std::array<uint32_t, 256> &table) {
   const uint32_t *t = table.data();
   for (size_t i = 0; i < n; ++i)
@@ -108,7 +108,7 @@ inline void widenTableLoop(const uint8_t *in, float *out, size_t n,
     return orderingToInt(compare(k_##NAME, bitsOf(a), bitsOf(b)));            \
   }                                                                            \
   extern "C" KEEL_MULTIVERSION void keel_f32_to_##NAME##_array(                \
-      const float *in, CARRIER *out, size_t n) {                               \
+      const float *__restrict in, CARRIER *__restrict out, size_t n) {           \
     for (size_t i = 0; i < n; ++i)                                             \
       out[i] = narrow_##NAME(in[i]);                                           \
   }
