@@ -13,6 +13,7 @@
 
 #include <array>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 
 namespace keel::fp::detail {
@@ -105,6 +106,10 @@ inline uint32_t tf32ToF32(uint32_t x) {
   uint32_t nan = (x & 0x80000000u) | 0x7FC00000u;
   return (x & 0x7FFFFFFFu) > 0x7F800000u ? nan : x;
 }
+
+/// keel_f32_to_f16_array's portable loop, which it uses where the CPU has
+/// no F16C (or flush-to-zero is on); exposed so tests can sweep both.
+void f32ToF16ArrayPortable(const float *in, uint16_t *out, size_t n);
 
 /// The 256 f32 encodings of an fp8 format's bytes, indexed by byte.
 const std::array<uint32_t, 256> &fp8e4m3fnToF32Table();

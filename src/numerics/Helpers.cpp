@@ -19,6 +19,8 @@ using namespace keel::fp::detail;
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define KEEL_MULTIVERSION __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#define KEEL_HAVE_F16C 1
+#include <immintrin.h>
 #else
 #define KEEL_MULTIVERSION
 #endif
@@ -106,14 +108,69 @@ inline void widenTableLoop(const uint8_t *__restrict in, float *__restrict out, 
   }                                                                            \
   extern "C" int keel_##NAME##_cmp(CARRIER a, CARRIER b) {                     \
     return orderingToInt(compare(k_##NAME, bitsOf(a), bitsOf(b)));            \
-  }                                                                            \
+  }
+#define KEEL_DEFINE_BULK_NARROWING(NAME, CARRIER)                              \
   extern "C" KEEL_MULTIVERSION void keel_f32_to_##NAME##_array(                \
-      const float *__restrict in, CARRIER *__restrict out, size_t n) {           \
+      const float *__restrict in, CARRIER *__restrict out, size_t n) {         \
     for (size_t i = 0; i < n; ++i)                                             \
       out[i] = narrow_##NAME(in[i]);                                           \
   }
+KEEL_DEFINE_BULK_NARROWING(bf16, uint16_t)
+KEEL_DEFINE_BULK_NARROWING(tf32, float)
+KEEL_DEFINE_BULK_NARROWING(fp8e4m3fn, uint8_t)
+KEEL_DEFINE_BULK_NARROWING(fp8e5m2, uint8_t)
+#undef KEEL_DEFINE_BULK_NARROWING
 KEEL_FP_FORMATS(KEEL_DEFINE_CONVERSIONS)
 #undef KEEL_DEFINE_CONVERSIONS
+
+#ifdef KEEL_HAVE_F16C
+namespace {
+// f32 -> f16 with the CPU's F16C instruction, which rounds to nearest even
+// (the immediate selects the mode, so MXCSR's rounding field is not read)
+// and keeps subnormals. Only NaNs differ from the contract: the hardware
+// keeps part of the payload, so NaN lanes are replaced by the canonical NaN
+// of their sign. Used only while MXCSR's flush-to-zero and
+// denormals-are-zero bits are clear, which Keel never sets.
+__attribute__((target("avx2,f16c"))) void f32ToF16ArrayF16c(const float *__restrict in,
+                                                           uint16_t *__restrict out,
+                                                           size_t n) {
+  const __m128i magnitude = _mm_set1_epi16(0x7FFF), signBit = _mm_set1_epi16(-0x8000);
+  const __m128i infinity = _mm_set1_epi16(0x7C00), quietNaN = _mm_set1_epi16(0x7E00);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
+    __m128i isNaN = _mm_cmpgt_epi16(_mm_and_si128(h, magnitude), infinity);
+    __m128i canonical = _mm_or_si128(_mm_and_si128(h, signBit), quietNaN);
+    h = _mm_blendv_epi8(h, canonical, isNaN);
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(out + i), h);
+  }
+  for (; i < n; ++i)
+    out[i] = narrow_f16(in[i]);
+}
+
+bool f16cUsable() {
+  static const bool cpu = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx2");
+  constexpr unsigned kFlushToZero = 1u << 15, kDenormalsAreZero = 1u << 6;
+  return cpu && (_mm_getcsr() & (kFlushToZero | kDenormalsAreZero)) == 0;
+}
+} // namespace
+#endif
+
+namespace keel::fp::detail {
+KEEL_MULTIVERSION void f32ToF16ArrayPortable(const float *__restrict in, uint16_t *__restrict out,
+                                             size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    out[i] = narrow_f16(in[i]);
+}
+} // namespace keel::fp::detail
+
+extern "C" void keel_f32_to_f16_array(const float *in, uint16_t *out, size_t n) {
+#ifdef KEEL_HAVE_F16C
+  if (f16cUsable())
+    return f32ToF16ArrayF16c(in, out, n);
+#endif
+  f32ToF16ArrayPortable(in, out, n);
+}
 
 extern "C" KEEL_MULTIVERSION void keel_f16_to_f32_array(const uint16_t *in, float *out, size_t n) {
   widenLoop(in, out, n, widen_f16);

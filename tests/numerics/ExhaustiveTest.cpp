@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Reference.h"
+#include "FastConvert.h"
 #include "keel/numerics/Helpers.h"
 
 #include <gtest/gtest.h>
@@ -41,6 +42,11 @@ void sweepAllF32(Format to, void (*bulk)(const float *, Carrier *, size_t)) {
 }
 
 TEST(ExhaustiveTest, AllF32ToF16) { sweepAllF32<uint16_t>(Format::F16, keel_f32_to_f16_array); }
+// keel_f32_to_f16_array uses F16C where the CPU has it; sweep the portable
+// loop too, so machines without F16C are covered by the same evidence.
+TEST(ExhaustiveTest, AllF32ToF16PortableLoop) {
+  sweepAllF32<uint16_t>(Format::F16, detail::f32ToF16ArrayPortable);
+}
 TEST(ExhaustiveTest, AllF32ToBf16) { sweepAllF32<uint16_t>(Format::BF16, keel_f32_to_bf16_array); }
 TEST(ExhaustiveTest, AllF32ToTf32) { sweepAllF32<float>(Format::TF32, keel_f32_to_tf32_array); }
 TEST(ExhaustiveTest, AllF32ToFp8e4m3fn) { sweepAllF32<uint8_t>(Format::FP8E4M3FN, keel_f32_to_fp8e4m3fn_array); }
