@@ -13,19 +13,6 @@ using namespace keel::fp;
 
 namespace {
 
-/// Exact decimal of an MPFR value (see RoundingTest.cpp for the method).
-std::string exactDecimalOf(mpfr_srcptr x) {
-  char *s = nullptr;
-  mpfr_asprintf(&s, "%.1300Re", x);
-  std::string out = s;
-  mpfr_free_str(s);
-  size_t e = out.find('e');
-  std::string mant = out.substr(0, e), exp = out.substr(e);
-  while (mant.back() == '0') mant.pop_back();
-  if (mant.back() == '.') mant.pop_back();
-  return mant + exp;
-}
-
 void expectMatchesMpfr(Format f, const std::string &text) {
   EXPECT_EQ(ref::hexOf(f, fromDecimal(f, text).value_or(~0ull)),
             ref::hexOf(f, ref::mpfrFromDecimal(f, text)))
@@ -61,7 +48,7 @@ TEST(DecimalTest, StringsThatRoundWronglyThroughF64) {
         mpfr_sub(x, x, nudge, MPFR_RNDN); // true answer lo; via f64: hi
       else
         mpfr_add(x, x, nudge, MPFR_RNDN); // true answer hi; via f64: lo
-      std::string text = exactDecimalOf(x);
+      std::string text = ref::exactDecimalOf(x);
       mpfr_clear(x);
       mpfr_clear(nudge);
       uint64_t expected = loOdd ? lo : hi;

@@ -68,8 +68,9 @@ TEST(HelpersTest, EveryEncodingWidensExactly) {
     ASSERT_EQ(std::bit_cast<uint32_t>(keel_f16_to_f32(uint16_t(b))), expectedWidening(Format::F16, b));
     ASSERT_EQ(std::bit_cast<uint32_t>(keel_bf16_to_f32(uint16_t(b))), expectedWidening(Format::BF16, b));
     double f64 = keel_f16_to_f64(uint16_t(b));
-    if (!std::isnan(f64))
+    if (!std::isnan(f64)) {
       ASSERT_EQ(f64, ref::exactValue(Format::F16, b));
+    }
   }
   for (uint32_t b = 0; b < 256; ++b) {
     ASSERT_EQ(std::bit_cast<uint32_t>(keel_fp8e4m3fn_to_f32(uint8_t(b))), expectedWidening(Format::FP8E4M3FN, b));

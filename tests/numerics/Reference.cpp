@@ -184,6 +184,31 @@ uint64_t viaF64(Format to, const std::string &decimal) {
   return apConvert(Format::F64, to, d, differed);
 }
 
+std::string exactDecimalOf(mpfr_srcptr x) {
+  // More digits than any value in these tests has (2^-1075 needs 751), then
+  // the zeros trimmed.
+  char *s = nullptr;
+  mpfr_asprintf(&s, "%.1300Re", x);
+  std::string out = s;
+  mpfr_free_str(s);
+  size_t e = out.find('e');
+  std::string mant = out.substr(0, e), exp = out.substr(e);
+  while (mant.back() == '0')
+    mant.pop_back();
+  if (mant.back() == '.')
+    mant.pop_back();
+  return mant + exp;
+}
+
+std::string exactDecimalOf(double v) {
+  mpfr_t x;
+  mpfr_init2(x, 64);
+  mpfr_set_d(x, v, MPFR_RNDN);
+  std::string s = exactDecimalOf(x);
+  mpfr_clear(x);
+  return s;
+}
+
 std::string hexOf(Format f, uint64_t bits) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%0*llx", info(f).hexDigits(),

@@ -56,6 +56,11 @@ uint64_t mpfrArith(Format f, ArithOp op, uint64_t a, uint64_t b);
 /// the double rounding that Keel must not do.
 uint64_t viaF64(Format to, const std::string &decimal);
 
+/// The exact decimal expansion of an MPFR value or a double, by MPFR
+/// ("1.5e-3" style, every digit, no trailing zeros).
+std::string exactDecimalOf(mpfr_srcptr x);
+std::string exactDecimalOf(double v);
+
 /// Hex for messages.
 std::string hexOf(Format f, uint64_t bits);
 
