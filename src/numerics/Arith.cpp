@@ -42,21 +42,6 @@ std::string_view arithOpName(ArithOp op) {
   return "?";
 }
 
-bool hasArithmetic(Format f) {
-  switch (f) {
-  case Format::F16:
-  case Format::BF16:
-  case Format::TF32:
-  case Format::F32:
-  case Format::F64:
-    return true;
-  case Format::FP8E4M3FN:
-  case Format::FP8E5M2:
-    return false;
-  }
-  return false;
-}
-
 namespace {
 template <typename T> T apply(ArithOp op, T x, T y) {
   switch (op) {

@@ -2,9 +2,11 @@
 //
 // Scalar f32 conversions and all bulk loops use the kernels of
 // FastConvert.h; f64 sources and arithmetic use the exact library routines.
-// Bulk loops are compiled twice (AVX2 and baseline x86-64) and the loader
-// picks one for the CPU (GCC function multiversioning); both compute the
-// same bits, since the kernels are integer code.
+// On x86-64, bulk loops are compiled three times (x86-64-v4 with AVX-512,
+// AVX2, baseline) and the loader picks one for the CPU (GCC function
+// multiversioning); all compute the same bits, since the kernels are integer
+// code. f32 -> f16 uses the CPU's F16C instruction where it may (see
+// f32ToF16ArrayF16c). The exhaustive tests compare every path with convert().
 //
 //===----------------------------------------------------------------------===//
 #include "keel/numerics/Helpers.h"

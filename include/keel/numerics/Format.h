@@ -131,7 +131,20 @@ std::string_view arithOpName(ArithOp op);
 
 /// True for f16, bf16, tf32, f32 and f64. The fp8 formats have no scalar
 /// arithmetic (SFEP-0054 section 3.5; the language reports E0914).
-bool hasArithmetic(Format f);
+constexpr bool hasArithmetic(Format f) {
+  switch (f) {
+  case Format::F16:
+  case Format::BF16:
+  case Format::TF32:
+  case Format::F32:
+  case Format::F64:
+    return true;
+  case Format::FP8E4M3FN:
+  case Format::FP8E5M2:
+    return false;
+  }
+  return false;
+}
 
 /// `a op b`, correctly rounded to nearest even in `f`. NaN results are the
 /// canonical NaN: with the sign of the first NaN operand when there is one,
