@@ -20,7 +20,9 @@
 #include "keel/numerics/Format.h"
 #include "keel/support/Text.h"
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <string>
@@ -37,7 +39,7 @@ constexpr std::string_view kUsage =
     "       keel fp convert FROM TO [HEXBITS...]\n"
     "       keel fp arith   FORMAT OP [HEXA HEXB]      OP: add sub mul div\n"
     "       keel fp table   FORMAT\n"
-    "       keel fp show    [DECIMAL...]\n"
+    "       keel fp show    [DECIMAL...]        (encoding, relative error, exact value)\n"
     "\n"
     "FORMAT: f16 bf16 tf32 fp8e4m3fn fp8e5m2 f32 f64. Encodings are 0x and a\n"
     "fixed number of hex digits: 4 for f16 and bf16, 8 for tf32 (its f32\n"
@@ -243,6 +245,31 @@ int tableCmd(const std::vector<std::string_view> &args) {
   return 0;
 }
 
+/// How far `bits` is from the decimal `text`, for people: "0" when exact,
+/// else the relative error to two digits (through long double: "~0" when
+/// it is below what long double resolves), or what happened instead.
+std::string roundingNote(Format f, uint64_t bits, bool inexact, std::string_view text) {
+  if (!inexact)
+    return fp::classify(f, bits) == fp::FpClass::NaN ? "" : "0";
+  long double x = std::strtold(std::string(text).c_str(), nullptr);
+  fp::FpClass cls = fp::classify(f, bits);
+  if (std::isnan(x) || cls == fp::FpClass::NaN)
+    return "";
+  if (std::isinf(x))
+    return cls == fp::FpClass::Infinity ? "" : "saturated";
+  if (cls == fp::FpClass::Infinity)
+    return "overflow";
+  long double value = fp::toF64(f, bits);
+  if (!fp::info(f).hasInfinity && std::fabs(x) > std::fabs(value) &&
+      bits == fp::largestFinite(f, fp::signBit(f, bits)))
+    return "saturated";
+  if (value == x)
+    return "~0";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1Le", (value - x) / x);
+  return buf;
+}
+
 int showCmd(const std::vector<std::string_view> &args) {
   return forEachValue(rest(args, 1), 2, 1, [&](auto v, const std::string &where) {
     // Checked once against f64 so a malformed value is reported before any
@@ -250,12 +277,15 @@ int showCmd(const std::vector<std::string_view> &args) {
     parseDecimalArg(Format::F64, v[0], where);
     std::string block = std::string(v[0]) + "\n";
     for (Format f : fp::allFormats()) {
-      uint64_t bits = *fp::fromDecimal(f, v[0]);
+      bool inexact = false;
+      uint64_t bits = *fp::fromDecimal(f, v[0], &inexact);
       std::string name = "  " + std::string(fp::info(f).name);
       name.resize(13, ' ');
       std::string code = hex(f, bits);
       code.resize(20, ' ');
-      block += name + code + fp::exactDecimal(f, bits) + "\n";
+      std::string note = roundingNote(f, bits, inexact, v[0]);
+      note.resize(11, ' ');
+      block += name + code + note + fp::exactDecimal(f, bits) + "\n";
     }
     return block;
   });

@@ -112,8 +112,11 @@ std::optional<Decimal> parseDecimal(std::string_view s) {
 }
 
 /// Rounds digits * 10^exponent (nonzero) to `to`.
-uint64_t roundDecimal(Format to, const Decimal &d) {
+uint64_t roundDecimal(Format to, const Decimal &d, bool *inexact) {
   int64_t n = static_cast<int64_t>(d.digits.size());
+  bool outOfRange = n - 1 + d.exponent >= 309 || n + d.exponent <= -324;
+  if (outOfRange && inexact)
+    *inexact = true;
   if (n - 1 + d.exponent >= 309)
     return detail::packInfinity(to, d.negative);
   if (n + d.exponent <= -324)
@@ -147,20 +150,25 @@ uint64_t roundDecimal(Format to, const Decimal &d) {
     den.shiftRightOne();
   }
   assert(q >> 61 && "quotient must carry guard bits");
-  return detail::roundPack(to, d.negative, q, e - scale, !num.isZero());
+  return detail::roundPack(to, d.negative, q, e - scale, !num.isZero(), inexact);
 }
 
 } // namespace
 
-std::optional<uint64_t> fromDecimal(Format to, std::string_view text) {
+std::optional<uint64_t> fromDecimal(Format to, std::string_view text, bool *inexact) {
+  if (inexact)
+    *inexact = false;
   std::string_view body = text;
   bool negative = false;
   if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
     negative = body[0] == '-';
     body.remove_prefix(1);
   }
-  if (equalsIgnoringCase(body, "inf") || equalsIgnoringCase(body, "infinity"))
+  if (equalsIgnoringCase(body, "inf") || equalsIgnoringCase(body, "infinity")) {
+    if (inexact)
+      *inexact = !info(to).hasInfinity; // saturated
     return detail::packInfinity(to, negative);
+  }
   if (equalsIgnoringCase(body, "nan"))
     return canonicalNaN(to, negative);
   std::optional<Decimal> d = parseDecimal(text);
@@ -168,7 +176,7 @@ std::optional<uint64_t> fromDecimal(Format to, std::string_view text) {
     return std::nullopt;
   if (d->digits.empty())
     return detail::packZero(to, d->negative);
-  return roundDecimal(to, *d);
+  return roundDecimal(to, *d, inexact);
 }
 
 std::string exactDecimal(Format f, uint64_t bits) {

@@ -35,8 +35,10 @@ Unpacked unpack(Format f, uint64_t bits);
 /// infinity, or saturates for fp8e4m3fn.
 /// Precondition: a sticky value carries at least one bit below the rounding
 /// position (callers give 62 or more significant bits).
+/// When `inexact` is given, it is set to whether the result differs from
+/// the value (rounded, overflowed, saturated or underflowed).
 uint64_t roundPack(Format f, bool negative, uint64_t mantissa, int exponent,
-                   bool sticky = false);
+                   bool sticky = false, bool *inexact = nullptr);
 
 /// Encodes an infinity; for fp8e4m3fn, which has none, the saturated +-448.
 uint64_t packInfinity(Format f, bool negative);

@@ -167,11 +167,17 @@ uint64_t packInfinity(Format f, bool negative) {
 }
 
 uint64_t roundPack(Format f, bool negative, uint64_t mantissa, int exponent,
-                   bool sticky) {
+                   bool sticky, bool *inexact) {
   const FormatInfo &fi = info(f);
+  bool lost = sticky; // whether any part of the value was discarded
+  auto done = [&](uint64_t bits) {
+    if (inexact)
+      *inexact = lost;
+    return bits;
+  };
   if (mantissa == 0) {
     assert(!sticky && "sticky bits need a nonzero mantissa above them");
-    return packZero(f, negative);
+    return done(packZero(f, negative));
   }
   const int p = fi.precision();
   // Exponent of the leading bit, and the quantum of the result (step 1).
@@ -184,6 +190,7 @@ uint64_t roundPack(Format f, bool negative, uint64_t mantissa, int exponent,
     kept = mantissa << -shift; // exact: fewer than p significant bits
   } else if (shift > 64) {
     kept = 0; // the whole value is below half a quantum
+    lost = true;
   } else {
     // Step 2: compare the discarded part against half a quantum.
     uint64_t rest = shift == 64 ? mantissa : mantissa & ((uint64_t{1} << shift) - 1);
@@ -191,6 +198,7 @@ uint64_t roundPack(Format f, bool negative, uint64_t mantissa, int exponent,
     kept = shift == 64 ? 0 : mantissa >> shift;
     bool up = rest > half || (rest == half && (sticky || (kept & 1)));
     kept += up;
+    lost |= rest != 0;
   }
   // Step 3: a carry out of the significand.
   if (kept >> p) {
@@ -198,20 +206,22 @@ uint64_t roundPack(Format f, bool negative, uint64_t mantissa, int exponent,
     ++quantum;
   }
   if (kept == 0)
-    return packZero(f, negative);
+    return done(packZero(f, negative));
   const uint64_t hidden = uint64_t{1} << (p - 1);
   if (kept < hidden) // subnormal: the quantum is the subnormal quantum
-    return packFields(fi, negative, 0, kept);
+    return done(packFields(fi, negative, 0, kept));
   // Step 4: overflow.
   int resultExponent = quantum + p - 1;
   uint64_t fraction = kept - hidden;
   bool pastTop = resultExponent > fi.maxExponent() ||
                  (!fi.hasInfinity && resultExponent == fi.maxExponent() &&
                   fraction == fractionField(fi));
-  if (pastTop)
-    return packInfinity(f, negative);
-  return packFields(fi, negative,
-                    static_cast<uint64_t>(resultExponent + fi.bias), fraction);
+  if (pastTop) {
+    lost = true;
+    return done(packInfinity(f, negative));
+  }
+  return done(packFields(fi, negative,
+                         static_cast<uint64_t>(resultExponent + fi.bias), fraction));
 }
 
 uint64_t packUnpacked(Format to, const Unpacked &u) {

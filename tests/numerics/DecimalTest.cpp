@@ -13,10 +13,14 @@ using namespace keel::fp;
 
 namespace {
 
+/// The encoding and the inexact flag, both against MPFR's.
 void expectMatchesMpfr(Format f, const std::string &text) {
-  EXPECT_EQ(ref::hexOf(f, fromDecimal(f, text).value_or(~0ull)),
-            ref::hexOf(f, ref::mpfrFromDecimal(f, text)))
-      << info(f).name << " <- " << (text.size() > 120 ? text.substr(0, 120) + "..." : text);
+  bool inexact = false, mpfrInexact = false;
+  std::string shown = text.size() > 120 ? text.substr(0, 120) + "..." : text;
+  EXPECT_EQ(ref::hexOf(f, fromDecimal(f, text, &inexact).value_or(~0ull)),
+            ref::hexOf(f, ref::mpfrFromDecimal(f, text, &mpfrInexact)))
+      << info(f).name << " <- " << shown;
+  EXPECT_EQ(inexact, mpfrInexact) << "inexact flag: " << info(f).name << " <- " << shown;
 }
 
 // Decimal strings found programmatically that round wrongly through f64: a
@@ -144,6 +148,24 @@ TEST(DecimalTest, ShortDecimalsAgainstMpfr) {
       expectMatchesMpfr(f, digits + "e" + std::to_string(exponent));
     }
   }
+}
+
+TEST(DecimalTest, InexactFlagByHand) {
+  bool inexact = true;
+  EXPECT_EQ(fromDecimal(Format::F16, "0.5", &inexact), 0x3800u);
+  EXPECT_FALSE(inexact);
+  EXPECT_EQ(fromDecimal(Format::F16, "0.1", &inexact), 0x2E66u);
+  EXPECT_TRUE(inexact);
+  fromDecimal(Format::F16, "65536", &inexact); // overflow
+  EXPECT_TRUE(inexact);
+  fromDecimal(Format::FP8E4M3FN, "inf", &inexact); // saturation
+  EXPECT_TRUE(inexact);
+  fromDecimal(Format::FP8E5M2, "-inf", &inexact);
+  EXPECT_FALSE(inexact);
+  fromDecimal(Format::F64, "1e-400", &inexact); // underflow to zero
+  EXPECT_TRUE(inexact);
+  fromDecimal(Format::F16, "-0.000", &inexact);
+  EXPECT_FALSE(inexact);
 }
 
 TEST(DecimalTest, MalformedInputIsRejected) {

@@ -111,7 +111,7 @@ private:
 };
 } // namespace
 
-uint64_t mpfrRound(Format to, const std::function<int(mpfr_ptr)> &produce) {
+uint64_t mpfrRound(Format to, const std::function<int(mpfr_ptr)> &produce, bool *inexact) {
   const FormatInfo &fi = info(to);
   const llvm::fltSemantics &sem = semantics(to);
   mpfr_t y;
@@ -120,9 +120,11 @@ uint64_t mpfrRound(Format to, const std::function<int(mpfr_ptr)> &produce) {
   bool negative;
   {
     ExponentRange range(fi);
-    int inexact = produce(y);
-    inexact = mpfr_check_range(y, inexact, MPFR_RNDN);
-    mpfr_subnormalize(y, inexact, MPFR_RNDN);
+    int ternary = produce(y);
+    ternary = mpfr_check_range(y, ternary, MPFR_RNDN);
+    ternary = mpfr_subnormalize(y, ternary, MPFR_RNDN);
+    if (inexact)
+      *inexact = ternary != 0;
     negative = mpfr_signbit(y);
     d = mpfr_nan_p(y) ? 0.0 : mpfr_get_d(y, MPFR_RNDN); // exact: fits f64
   }
@@ -131,8 +133,11 @@ uint64_t mpfrRound(Format to, const std::function<int(mpfr_ptr)> &produce) {
   if (isNaN)
     return specCanonicalNaN(to, negative);
   APFloat largest = APFloat::getLargest(sem, negative);
-  if (!fi.hasInfinity && (isInf || std::fabs(d) > std::fabs(largest.convertToDouble())))
+  if (!fi.hasInfinity && (isInf || std::fabs(d) > std::fabs(largest.convertToDouble()))) {
+    if (inexact)
+      *inexact = true;
     return fromAP(to, largest); // fp8e4m3fn saturates
+  }
   if (isInf)
     return fromAP(to, APFloat::getInf(sem, negative));
   APFloat v(d);
@@ -142,13 +147,13 @@ uint64_t mpfrRound(Format to, const std::function<int(mpfr_ptr)> &produce) {
   return fromAP(to, v);
 }
 
-uint64_t mpfrFromDecimal(Format to, const std::string &decimal) {
+uint64_t mpfrFromDecimal(Format to, const std::string &decimal, bool *inexact) {
   return mpfrRound(to, [&](mpfr_ptr y) {
     char *end = nullptr;
     int inexact = mpfr_strtofr(y, decimal.c_str(), &end, 10, MPFR_RNDN);
     EXPECT_EQ(*end, '\0') << "MPFR parsed all of " << decimal;
     return inexact;
-  });
+  }, inexact);
 }
 
 uint64_t mpfrArith(Format f, ArithOp op, uint64_t a, uint64_t b) {

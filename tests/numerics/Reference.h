@@ -48,8 +48,11 @@ uint64_t apConvert(Format from, Format to, uint64_t bits, bool &apfloatDiffered)
 /// MPFR: computes a value at the precision and exponent range of `to`
 /// (subnormals included) with `produce`, which must round to nearest and
 /// return MPFR's ternary value, then applies Keel's overflow rules.
-uint64_t mpfrRound(Format to, const std::function<int(mpfr_ptr)> &produce);
-uint64_t mpfrFromDecimal(Format to, const std::string &decimal);
+/// `inexact`, when given, is set from MPFR's ternary value (and for
+/// saturation).
+uint64_t mpfrRound(Format to, const std::function<int(mpfr_ptr)> &produce,
+                   bool *inexact = nullptr);
+uint64_t mpfrFromDecimal(Format to, const std::string &decimal, bool *inexact = nullptr);
 /// a op b in format f by MPFR, with Keel's NaN rule.
 uint64_t mpfrArith(Format f, ArithOp op, uint64_t a, uint64_t b);
 /// A decimal string rounded to f64 first (MPFR), then to `to` (APFloat):

@@ -101,8 +101,12 @@ uint64_t fromU64(Format to, uint64_t v);
 /// Parses a decimal number and rounds its exact value to `to`. Accepted:
 /// optional sign, digits with an optional fraction (`12`, `1.5`, `.5`, `5.`),
 /// an optional exponent (`e-400`, `E+7`) of any size, and the words `inf`,
-/// `infinity` and `nan` in any case. Anything else is nullopt.
-std::optional<uint64_t> fromDecimal(Format to, std::string_view text);
+/// `infinity` and `nan` in any case. Anything else is nullopt. When
+/// `inexact` is given, it is set to whether the result's value differs from
+/// the decimal's (rounded, overflowed, saturated or underflowed; a NaN is
+/// exact).
+std::optional<uint64_t> fromDecimal(Format to, std::string_view text,
+                                    bool *inexact = nullptr);
 
 //===-- Decoding ---------------------------------------------------------===//
 /// The exact value as a double; exact for every format (f64 is the identity).
