@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Exact.h"
+#include "FastConvert.h"
 
 #include <array>
 #include <bit>
@@ -257,11 +258,33 @@ uint64_t convert(Format from, Format to, uint64_t bits) {
   return detail::packUnpacked(to, detail::unpack(from, bits));
 }
 
-double toF64(Format from, uint64_t bits) {
-  return std::bit_cast<double>(convert(from, Format::F64, bits));
-}
 float toF32(Format from, uint64_t bits) {
+  // The exact widening kernels (checked against convert on every encoding).
+  uint32_t w = static_cast<uint32_t>(bits);
+  switch (from) {
+  case Format::F16: return std::bit_cast<float>(detail::f16ToF32(static_cast<uint16_t>(w)));
+  case Format::BF16: return std::bit_cast<float>(detail::bf16ToF32(static_cast<uint16_t>(w)));
+  case Format::TF32:
+  case Format::F32: return std::bit_cast<float>(detail::tf32ToF32(w)); // NaN canonicalized
+  case Format::FP8E4M3FN: return std::bit_cast<float>(detail::fp8e4m3fnToF32Table()[w & 0xFF]);
+  case Format::FP8E5M2: return std::bit_cast<float>(detail::fp8e5m2ToF32Table()[w & 0xFF]);
+  case Format::F64: break;
+  }
   return std::bit_cast<float>(static_cast<uint32_t>(convert(from, Format::F32, bits)));
+}
+
+double toF64(Format from, uint64_t bits) {
+  if (from == Format::F64)
+    return std::bit_cast<double>(convert(from, Format::F64, bits)); // NaN canonicalized
+  // Widening f32 -> f64 is exact, and a canonical f32 NaN becomes the
+  // canonical f64 NaN of the same sign. f32 subnormals (bf16, tf32 and f32
+  // values below 2^-126) take the exact integer route instead, so a
+  // denormals-are-zero mode set by a host program cannot change them.
+  float f = toF32(from, bits);
+  uint32_t w = std::bit_cast<uint32_t>(f);
+  if ((w & 0x7F800000u) == 0 && (w & 0x007FFFFFu) != 0)
+    return std::bit_cast<double>(convert(Format::F32, Format::F64, w));
+  return static_cast<double>(f);
 }
 
 //===-- Comparison -------------------------------------------------------===//

@@ -106,7 +106,7 @@ inline void widenTableLoop(const uint8_t *__restrict in, float *__restrict out, 
   }                                                                            \
   extern "C" float keel_##NAME##_to_f32(CARRIER v) { return widen_##NAME(v); } \
   extern "C" double keel_##NAME##_to_f64(CARRIER v) {                          \
-    return static_cast<double>(widen_##NAME(v));                               \
+    return toF64(k_##NAME, bitsOf(v));                                         \
   }                                                                            \
   extern "C" int keel_##NAME##_cmp(CARRIER a, CARRIER b) {                     \
     return orderingToInt(compare(k_##NAME, bitsOf(a), bitsOf(b)));            \

@@ -10,6 +10,9 @@
 
 #include <gtest/gtest.h>
 #include <array>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <cstring>
 #include <random>
 #include <vector>
@@ -141,5 +144,49 @@ TEST(HelpersTest, CompareEveryFp8Pair) {
     }
   }
 }
+
+#if defined(__x86_64__)
+// The helpers promise not to depend on flush-to-zero (FTZ) or
+// denormals-are-zero (DAZ), which a host program may have set. Run the
+// conversions with both on and check them against the references; this
+// also takes keel_f32_to_f16_array off its F16C path.
+TEST(HelpersTest, FlushToZeroModesChangeNothing) {
+  const unsigned saved = _mm_getcsr();
+  _mm_setcsr(saved | (1u << 15) | (1u << 6)); // FTZ | DAZ
+  std::vector<uint32_t> f32 = stratifiedF32();
+  std::vector<float> in(f32.size());
+  for (size_t i = 0; i < f32.size(); ++i)
+    in[i] = std::bit_cast<float>(f32[i]);
+  std::vector<uint16_t> halves(in.size()), bhalves(in.size());
+  keel_f32_to_f16_array(in.data(), halves.data(), in.size());
+  keel_f32_to_bf16_array(in.data(), bhalves.data(), in.size());
+  std::vector<uint32_t> widened(0x10000), bwidened(0x10000);
+  std::vector<double> wide64(0x10000), bwide64(0x10000);
+  for (uint32_t b = 0; b < 0x10000; ++b) {
+    widened[b] = std::bit_cast<uint32_t>(keel_f16_to_f32(uint16_t(b)));
+    bwidened[b] = std::bit_cast<uint32_t>(keel_bf16_to_f32(uint16_t(b)));
+    wide64[b] = keel_f16_to_f64(uint16_t(b));
+    bwide64[b] = keel_bf16_to_f64(uint16_t(b));
+  }
+  uint16_t tinyProduct = keel_bf16_mul(0x0001, 0x3F00); // 2^-133 * 0.5: a tie, to 0
+  uint16_t tinySum = keel_bf16_add(0x0001, 0x0002);     // 3 * 2^-133, exact
+  _mm_setcsr(saved);
+
+  bool d = false;
+  for (size_t i = 0; i < f32.size(); ++i) {
+    ASSERT_EQ(halves[i], ref::apConvert(Format::F32, Format::F16, f32[i], d)) << std::hex << f32[i];
+    ASSERT_EQ(bhalves[i], ref::apConvert(Format::F32, Format::BF16, f32[i], d)) << std::hex << f32[i];
+  }
+  for (uint32_t b = 0; b < 0x10000; ++b) {
+    ASSERT_EQ(widened[b], expectedWidening(Format::F16, b)) << b;
+    ASSERT_EQ(bwidened[b], expectedWidening(Format::BF16, b)) << b;
+    double e16 = ref::exactValue(Format::F16, b), e = ref::exactValue(Format::BF16, b);
+    ASSERT_TRUE(std::isnan(e16) ? std::isnan(wide64[b]) : wide64[b] == e16) << b;
+    ASSERT_TRUE(std::isnan(e) ? std::isnan(bwide64[b]) : bwide64[b] == e) << b;
+  }
+  EXPECT_EQ(tinyProduct, 0x0000u);
+  EXPECT_EQ(tinySum, 0x0003u);
+}
+#endif
 
 } // namespace
