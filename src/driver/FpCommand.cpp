@@ -82,8 +82,8 @@ uint64_t parseEncoding(Format f, std::string_view text, const std::string &where
   const fp::FormatInfo &fi = fp::info(f);
   std::optional<uint64_t> bits = parseFixedHex(text, fi.hexDigits());
   if (!bits)
-    throw UsageError{where + ": '" + std::string(text) + "' is not a " +
-                     std::string(fi.name) + " encoding (expected 0x and " +
+    throw UsageError{where + ": '" + std::string(text) + "' is not an encoding of " +
+                     std::string(fi.name) + " (expected 0x and " +
                      std::to_string(fi.hexDigits()) + " hex digits)"};
   if (!fp::isValidEncoding(f, *bits))
     throw UsageError{where + ": '" + std::string(text) +
