@@ -23,8 +23,6 @@ namespace keel::fp::detail {
 template <int EB, int FB, int Bias, bool HasInf>
 inline uint32_t narrowFromF32(uint32_t x) {
   constexpr int kDrop = 23 - FB; // f32 fraction bits dropped in the normal case
-  constexpr uint32_t kRebias = uint32_t(127 - Bias) << 23;
-  constexpr uint32_t kMinNormal = uint32_t(128 - Bias) << 23; // 2^(1-Bias)
   constexpr uint32_t kAllOnesExp = (1u << EB) - 1;
   constexpr int kMaxExp = (HasInf ? int(kAllOnesExp) - 1 : int(kAllOnesExp)) - Bias;
   constexpr uint32_t kMaxFrac = HasInf ? (1u << FB) - 1 : (1u << FB) - 2;
@@ -35,26 +33,24 @@ inline uint32_t narrowFromF32(uint32_t x) {
   constexpr uint32_t kOverflowAt = HasInf ? kMaxFiniteF32 + (1u << (kDrop - 1)) : kMaxFiniteF32;
   constexpr uint32_t kOverflowTo = HasInf ? kAllOnesExp << FB : (kAllOnesExp << FB) | kMaxFrac;
   constexpr uint32_t kNaN = HasInf ? (kAllOnesExp << FB) | (1u << (FB - 1)) : (1u << (EB + FB)) - 1;
-  // Subnormal results: the value m * 2^(e-150) in units of the subnormal
-  // quantum 2^(1-Bias-FB) is m >> (151 - Bias - FB - e).
-  constexpr int kSubShift = 151 - Bias - FB;
-
+  // One rounding for normal and subnormal results alike. With m the f32
+  // significand (implicit bit set) and E the destination's biased exponent,
+  // the kept bits are m >> s with s = kDrop for normal results and one more
+  // per binade below the smallest normal (capped at 25, where everything is
+  // below half a quantum; f32 subnormal inputs land there too). The kept
+  // value, rounded to nearest even, is added to max(E - 1, 0) << FB: for a
+  // normal result its implicit bit supplies the missing 1 of the exponent,
+  // and a carry out of the fraction moves into the exponent by itself.
   uint32_t sign = (x >> 31) << (EB + FB);
   uint32_t a = x & 0x7FFFFFFFu;
-
-  uint32_t n = a - kRebias;
-  uint32_t normal = (n + ((1u << (kDrop - 1)) - 1) + ((n >> kDrop) & 1)) >> kDrop;
-
-  uint32_t e = a >> 23;
-  uint32_t m = (a & 0x7FFFFFu) | (e ? 0x800000u : 0u);
-  int s = kSubShift - int(e ? e : 1);
-  s = s < 1 ? 25 : (s > 25 ? 25 : s); // lanes outside [1, 25] are not used
-  uint32_t sub = m >> s;
-  uint32_t rest = m & ((1u << s) - 1);
-  uint32_t half = 1u << (s - 1);
-  sub += uint32_t(rest > half) | (uint32_t(rest == half) & sub);
-
-  uint32_t r = a < kMinNormal ? sub : normal;
+  int biased = int(a >> 23) - (127 - Bias); // the destination's exponent
+  uint32_t m = (a & 0x7FFFFFu) | 0x800000u;
+  int s = kDrop + (biased < 1 ? 1 - biased : 0);
+  s = s > 25 ? 25 : s;
+  uint32_t kept = m >> s;
+  uint32_t discarded = m << (32 - s); // the bits under the quantum, at the top
+  kept += uint32_t(discarded > 0x80000000u) | (uint32_t(discarded == 0x80000000u) & kept);
+  uint32_t r = (uint32_t(biased > 1 ? biased - 1 : 0) << FB) + kept;
   r = a >= kOverflowAt ? kOverflowTo : r;
   r = a > 0x7F800000u ? kNaN : r;
   return r | sign;
