@@ -4,10 +4,10 @@ import lit.formats
 
 config.name = "Keel"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".test"]
+config.suffixes = [".test", ".sfn"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(os.path.dirname(config.keel_bin_dir), "..", "tests", "lit")
-config.excludes = ["numerics", "support", "CMakeLists.txt"]
+config.excludes = ["numerics", "support", "Inputs", "CMakeLists.txt"]
 config.environment["PATH"] = os.pathsep.join(
     [config.keel_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%examples", os.path.join(config.keel_source_dir, "examples")))

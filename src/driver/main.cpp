@@ -10,6 +10,7 @@ constexpr std::string_view kUsage =
     "usage: keel COMMAND [ARGS...]\n"
     "\n"
     "commands:\n"
+    "  check     parse and check .sfn files, report every error (keel check --help)\n"
     "  fp        how values round in f16, bf16, tf32, fp8e4m3fn, fp8e5m2, f32, f64\n"
     "            (keel fp --help for its subcommands)\n"
     "\n"
@@ -34,6 +35,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   std::vector<std::string_view> rest(args.begin() + 1, args.end());
+  if (command == "check")
+    return keel::driver::runCheck(rest);
   if (command == "fp")
     return keel::driver::runFp(rest);
   std::fprintf(stderr, "keel: error: unknown command '%.*s'; run 'keel --help'\n",

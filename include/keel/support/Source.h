@@ -1,0 +1,64 @@
+//===- keel/support/Source.h - Source files and spans ---------*- C++ -*-===//
+//
+// Every AST node and IR operation carries a Span: a file and a half-open
+// byte range [begin, end). Lines and columns are computed on demand, both
+// 1-based, columns counted in bytes (tabs count as one).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KEEL_SUPPORT_SOURCE_H
+#define KEEL_SUPPORT_SOURCE_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace keel {
+
+using FileId = uint32_t;
+inline constexpr FileId kNoFile = ~FileId{0};
+
+struct Span {
+  FileId file = kNoFile;
+  uint32_t begin = 0, end = 0;
+
+  bool valid() const { return file != kNoFile; }
+  /// The smallest span covering both (same file).
+  Span to(Span other) const { return {file, begin, other.end > end ? other.end : end}; }
+};
+
+struct LineColumn {
+  uint32_t line = 0, column = 0;
+};
+
+class SourceManager {
+public:
+  /// Registers a buffer under a display name; returns its id.
+  FileId add(std::string name, std::string text);
+  /// Reads a file; nullopt (and `error` set) when it cannot be read.
+  std::optional<FileId> load(const std::string &path, std::string &error);
+
+  std::string_view name(FileId f) const { return files_[f].name; }
+  std::string_view text(FileId f) const { return files_[f].text; }
+  std::string_view slice(Span s) const {
+    return text(s.file).substr(s.begin, s.end - s.begin);
+  }
+  LineColumn lineColumn(FileId f, uint32_t offset) const;
+  /// The text of 1-based line `line`, without its newline.
+  std::string_view lineText(FileId f, uint32_t line) const;
+  uint32_t lineCount(FileId f) const {
+    return static_cast<uint32_t>(files_[f].lineStarts.size());
+  }
+
+private:
+  struct File {
+    std::string name, text;
+    std::vector<uint32_t> lineStarts;
+  };
+  std::vector<File> files_;
+};
+
+} // namespace keel
+
+#endif // KEEL_SUPPORT_SOURCE_H

@@ -1,0 +1,249 @@
+//===- CheckCommand.cpp - `keel check` -----------------------------------===//
+//
+//   keel check [--dump-ast] [--json] [--color auto|always|never] [--verify] FILE...
+//
+// Parses (and, as the front end grows, type-checks) each file and reports
+// every diagnostic. Exit status: 0 clean, 1 errors in the input, 2 usage.
+//
+// --verify compares the diagnostics with annotations in the file itself, in
+// the spirit of MLIR's -verify-diagnostics:
+//   let c = a + b;  // expected-error@:13 {{E0911}}
+//   // expected-error@+1:13 {{E0911 mixed low-precision}}
+// `@:C` is this line, `@+N:C` / `@-N:C` N lines below / above, `@L:C` line
+// L; C is the column. Inside {{ }} come the code and, optionally, text the
+// message must contain. expected-note matches notes that have a location.
+// Every diagnostic must be expected and every expectation met.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+
+#include "keel/support/Diagnostics.h"
+#include "keel/syntax/Parser.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <unistd.h>
+
+namespace keel::driver {
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: keel check [--dump-ast] [--json] [--color auto|always|never] [--verify] FILE...\n";
+
+struct Expectation {
+  std::string kind; // "error", "warning", "note"
+  uint32_t line, column;
+  std::string code, text;
+  uint32_t annotationLine;
+  bool met = false;
+};
+
+/// Reads the `expected-...` annotations of a file. Malformed ones are
+/// reported as errors of the annotation itself.
+std::vector<Expectation> readExpectations(const SourceManager &sources, FileId file,
+                                          std::vector<std::string> &problems) {
+  std::vector<Expectation> out;
+  for (uint32_t line = 1; line <= sources.lineCount(file); ++line) {
+    std::string_view text = sources.lineText(file, line);
+    size_t at = 0;
+    while ((at = text.find("expected-", at)) != std::string_view::npos) {
+      std::string_view rest = text.substr(at + 9);
+      at += 9;
+      Expectation e;
+      e.annotationLine = line;
+      for (std::string_view kind : {"error", "warning", "note"})
+        if (rest.substr(0, kind.size()) == kind)
+          e.kind = kind;
+      if (e.kind.empty())
+        continue;
+      rest.remove_prefix(e.kind.size());
+      auto bad = [&](const std::string &why) {
+        problems.push_back(std::string(sources.name(file)) + ":" + std::to_string(line) +
+                           ": malformed expectation: " + why);
+      };
+      if (rest.empty() || rest[0] != '@') {
+        bad("expected `@` and a location, e.g. expected-error@+1:5 {{E0010}}");
+        continue;
+      }
+      rest.remove_prefix(1);
+      long target = line;
+      size_t colon = rest.find(':');
+      if (colon == std::string_view::npos) {
+        bad("missing `:COLUMN`");
+        continue;
+      }
+      std::string lineSpec(rest.substr(0, colon));
+      if (!lineSpec.empty()) {
+        char *end = nullptr;
+        long v = std::strtol(lineSpec.c_str(), &end, 10);
+        if (*end) {
+          bad("bad line `" + lineSpec + "`");
+          continue;
+        }
+        target = (lineSpec[0] == '+' || lineSpec[0] == '-') ? line + v : v;
+      }
+      rest.remove_prefix(colon + 1);
+      char *end = nullptr;
+      std::string colText(rest.substr(0, rest.find(' ')));
+      long column = std::strtol(colText.c_str(), &end, 10);
+      if (colText.empty() || *end || column < 1) {
+        bad("bad column `" + colText + "`");
+        continue;
+      }
+      size_t open = rest.find("{{"), close = rest.find("}}");
+      if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+        bad("missing {{CODE}}");
+        continue;
+      }
+      std::string body(rest.substr(open + 2, close - open - 2));
+      size_t space = body.find(' ');
+      e.code = body.substr(0, space);
+      e.text = space == std::string::npos ? "" : body.substr(space + 1);
+      e.line = static_cast<uint32_t>(target);
+      e.column = static_cast<uint32_t>(column);
+      out.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+bool matches(Expectation &e, const SourceManager &sources, std::string_view kind, Span span,
+             std::string_view code, std::string_view message) {
+  if (e.met || e.kind != kind || !span.valid())
+    return false;
+  LineColumn lc = sources.lineColumn(span.file, span.begin);
+  if (lc.line != e.line || lc.column != e.column)
+    return false;
+  if (!e.code.empty() && e.code != code && !(e.code == "-" && code.empty()))
+    return false;
+  if (!e.text.empty() && message.find(e.text) == std::string_view::npos)
+    return false;
+  e.met = true;
+  return true;
+}
+
+/// Returns true when the diagnostics of `file` are exactly the expected ones.
+bool verify(const SourceManager &sources, FileId file, const DiagnosticEngine &diags) {
+  std::vector<std::string> problems;
+  std::vector<Expectation> expected = readExpectations(sources, file, problems);
+  auto where = [&](Span s) {
+    LineColumn lc = sources.lineColumn(s.file, s.begin);
+    return std::string(sources.name(s.file)) + ":" + std::to_string(lc.line) + ":" +
+           std::to_string(lc.column);
+  };
+  for (const Diagnostic &d : diags.diagnostics()) {
+    std::string_view kind = d.severity == Severity::Warning ? "warning" : "error";
+    bool found = false;
+    for (Expectation &e : expected)
+      if ((found = matches(e, sources, kind, d.span, d.code, d.message)))
+        break;
+    if (!found)
+      problems.push_back(where(d.span) + ": unexpected " + std::string(kind) +
+                         (d.code.empty() ? "" : "[" + d.code + "]") + ": " + d.message);
+    for (const DiagNote &n : d.notes) {
+      if (!n.span.valid())
+        continue;
+      bool noteFound = false;
+      for (Expectation &e : expected)
+        if ((noteFound = matches(e, sources, "note", n.span, d.code, n.message)))
+          break;
+      if (!noteFound)
+        problems.push_back(where(n.span) + ": unexpected note: " + n.message);
+    }
+  }
+  for (const Expectation &e : expected)
+    if (!e.met)
+      problems.push_back(std::string(sources.name(file)) + ":" + std::to_string(e.annotationLine) +
+                         ": expected " + e.kind + " {{" + e.code + (e.text.empty() ? "" : " " + e.text) +
+                         "}} at " + std::to_string(e.line) + ":" + std::to_string(e.column) +
+                         " was not reported");
+  for (const std::string &p : problems)
+    std::fprintf(stderr, "%s\n", p.c_str());
+  return problems.empty();
+}
+
+} // namespace
+
+int runCheck(const std::vector<std::string_view> &args) {
+  bool dumpAst = false, json = false, verifyMode = false;
+  std::string color = "auto";
+  std::vector<std::string> files;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view a = args[i];
+    if (a == "--dump-ast") dumpAst = true;
+    else if (a == "--json") json = true;
+    else if (a == "--verify") verifyMode = true;
+    else if (a == "--help" || a == "-h") {
+      std::fputs(kUsage.data(), stdout);
+      return 0;
+    } else if (a == "--color" || a.substr(0, 8) == "--color=") {
+      if (a == "--color") {
+        if (i + 1 == args.size()) {
+          std::fprintf(stderr, "keel check: error: --color needs auto, always or never\n");
+          return 2;
+        }
+        color = std::string(args[++i]);
+      } else {
+        color = std::string(a.substr(8));
+      }
+      if (color != "auto" && color != "always" && color != "never") {
+        std::fprintf(stderr, "keel check: error: --color takes auto, always or never, not '%s'\n",
+                     color.c_str());
+        return 2;
+      }
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "keel check: error: unknown option '%.*s'\n%s", static_cast<int>(a.size()),
+                   a.data(), kUsage.data());
+      return 2;
+    } else {
+      files.emplace_back(a);
+    }
+  }
+  if (files.empty()) {
+    std::fprintf(stderr, "keel check: error: no input files\n%s", kUsage.data());
+    return 2;
+  }
+  bool useColor = color == "always" ||
+                  (color == "auto" && isatty(STDERR_FILENO) && !std::getenv("NO_COLOR") &&
+                   std::string_view(std::getenv("TERM") ? std::getenv("TERM") : "dumb") != "dumb");
+
+  SourceManager sources;
+  bool anyErrors = false, allVerified = true;
+  for (const std::string &path : files) {
+    std::string error;
+    std::optional<FileId> file = sources.load(path, error);
+    if (!file) {
+      std::fprintf(stderr, "keel check: error: %s\n", error.c_str());
+      return 2;
+    }
+    DiagnosticEngine diags(sources);
+    syntax::Program program = syntax::parse(sources, *file, diags);
+    if (dumpAst)
+      std::fputs(syntax::dumpAst(sources, program).c_str(), stdout);
+    if (verifyMode) {
+      allVerified &= verify(sources, *file, diags);
+      continue;
+    }
+    // In source order: the lexer reports before the parser has started.
+    std::vector<const Diagnostic *> ordered;
+    for (const Diagnostic &d : diags.diagnostics())
+      ordered.push_back(&d);
+    std::stable_sort(ordered.begin(), ordered.end(), [](const Diagnostic *a, const Diagnostic *b) {
+      return a->span.begin < b->span.begin;
+    });
+    for (const Diagnostic *dp : ordered) {
+      const Diagnostic &d = *dp;
+      std::string text = json ? renderJson(sources, d) + "\n" : renderText(sources, d, useColor);
+      std::fputs(text.c_str(), stderr);
+    }
+    anyErrors |= diags.errorCount() > 0;
+  }
+  if (verifyMode)
+    return allVerified ? 0 : 1;
+  return anyErrors ? 1 : 0;
+}
+
+} // namespace keel::driver

@@ -1,0 +1,724 @@
+//===- Parser.cpp - The recursive-descent parser -------------------------===//
+//
+// Each parse function carries its grammar line. On a syntax error the
+// parser reports once and throws Bail; the statement loop (or the top level)
+// catches it and skips to a point where parsing can resume, so an error
+// never produces a cascade of follow-on errors.
+//
+//===----------------------------------------------------------------------===//
+#include "keel/syntax/Parser.h"
+
+#include "keel/syntax/Codes.h"
+#include "keel/syntax/Lexer.h"
+
+#include <charconv>
+
+namespace keel::syntax {
+namespace {
+
+struct Bail {}; // thrown after an error has been reported
+
+class Parser {
+public:
+  Parser(const SourceManager &sources, FileId file, DiagnosticEngine &diags,
+         std::vector<Token> tokens)
+      : sources_(sources), file_(file), diags_(diags), toks_(std::move(tokens)) {}
+
+  // program = (fn | test)*
+  Program parseProgram() {
+    Program program;
+    program.file = file_;
+    while (!at(Tok::Eof)) {
+      size_t start = pos_;
+      try {
+        if (at(Tok::KwFn))
+          program.functions.push_back(parseFunction());
+        else if (at(Tok::KwTest))
+          program.tests.push_back(parseTest());
+        else if (isUnsupportedKeyword(cur().kind))
+          unsupported(cur().span, "`" + text(cur()) + "` items");
+        else
+          fail("expected `fn` or `test` at the top level, found " + describe(cur()));
+      } catch (const Bail &) {
+        recoverTopLevel(start);
+      }
+    }
+    return program;
+  }
+
+  /// Parses one whole expression from the token list (string interpolation).
+  ExprPtr parseStandaloneExpr() {
+    inInterpolation_ = true;
+    ExprPtr e = parseExpr();
+    if (!at(Tok::Eof))
+      fail("expected the end of the interpolated expression, found " + describe(cur()));
+    return e;
+  }
+
+private:
+  //===-- Token access ---------------------------------------------------===//
+  const Token &cur() const { return toks_[pos_]; }
+  const Token &peekAt(size_t n) const {
+    return toks_[std::min(pos_ + n, toks_.size() - 1)];
+  }
+  bool at(Tok t) const { return cur().kind == t; }
+  Token take() {
+    Token t = cur();
+    if (!at(Tok::Eof))
+      ++pos_;
+    return t;
+  }
+  bool accept(Tok t) {
+    if (!at(t))
+      return false;
+    take();
+    return true;
+  }
+  std::string text(const Token &t) const { return std::string(sources_.slice(t.span)); }
+  std::string describe(const Token &t) const {
+    switch (t.kind) {
+    case Tok::Eof: return inInterpolation_ ? "the end of the interpolation" : "end of file";
+    case Tok::Name: return "name `" + text(t) + "`";
+    case Tok::Int:
+    case Tok::Float: return "number `" + text(t) + "`";
+    case Tok::String: return "a string";
+    default: return "`" + text(t) + "`";
+    }
+  }
+  Span spanFrom(Span start) const {
+    size_t last = pos_ > 0 ? pos_ - 1 : 0;
+    return {file_, start.begin, std::max(start.begin, toks_[last].span.end)};
+  }
+
+  //===-- Errors -----------------------------------------------------------===//
+  [[noreturn]] void fail(std::string message) { failAt(cur().span, std::move(message)); }
+  [[noreturn]] void failAt(Span span, std::string message) {
+    // The lexer has already reported its invalid tokens.
+    if (cur().kind != Tok::Error)
+      diags_.error(code::E0010, span, std::move(message));
+    throw Bail{};
+  }
+  Token expect(Tok t, std::string_view what = {}) {
+    if (at(t))
+      return take();
+    std::string wanted = what.empty() ? "`" + std::string(tokenSpelling(t)) + "`" : std::string(what);
+    fail("expected " + wanted + ", found " + describe(cur()));
+  }
+  [[noreturn]] void unsupported(Span span, const std::string &what) {
+    diags_.error(code::E0011, span, what + " are not supported in Keel")
+        .note("Keel implements a subset of Sailfin: functions, tests, scalars and tensors "
+              "(see ../shared/spec/README.md section 2)");
+    throw Bail{};
+  }
+
+  /// Skips to the next `fn` or `test` outside any brackets.
+  void recoverTopLevel(size_t start) {
+    if (pos_ == start)
+      take();
+    int depth = 0;
+    while (!at(Tok::Eof)) {
+      Tok k = cur().kind;
+      if (depth == 0 && (k == Tok::KwFn || k == Tok::KwTest))
+        return;
+      if (k == Tok::LBrace || k == Tok::LParen || k == Tok::LBracket)
+        ++depth;
+      if ((k == Tok::RBrace || k == Tok::RParen || k == Tok::RBracket) && depth > 0)
+        --depth;
+      take();
+    }
+  }
+
+  static bool startsStatement(Tok k) {
+    switch (k) {
+    case Tok::KwLet: case Tok::KwIf: case Tok::KwFor: case Tok::KwWhile: case Tok::KwLoop:
+    case Tok::KwReturn: case Tok::KwBreak: case Tok::KwContinue: case Tok::KwAssert:
+    case Tok::KwFn: case Tok::KwTest:
+      return true;
+    default:
+      return isUnsupportedKeyword(k); // reported on their own
+    }
+  }
+
+  /// Skips past the statement in error: to a `;` (consumed), a `}` that
+  /// closes the block, or the keyword that starts the next statement.
+  void recoverStatement(size_t start) {
+    if (pos_ == start)
+      take();
+    int depth = 0;
+    while (!at(Tok::Eof)) {
+      Tok k = cur().kind;
+      if (depth == 0 && (k == Tok::RBrace || startsStatement(k)))
+        return;
+      if (depth == 0 && k == Tok::Semi) {
+        take();
+        return;
+      }
+      if (k == Tok::LBrace || k == Tok::LParen || k == Tok::LBracket)
+        ++depth;
+      if ((k == Tok::RBrace || k == Tok::RParen || k == Tok::RBracket) && depth > 0)
+        --depth;
+      take();
+    }
+  }
+
+  //===-- Declarations -----------------------------------------------------===//
+
+  // fn = "fn" NAME "(" (NAME ":" type),* ")" ("->" type)? effects? requires? block
+  FunctionDecl parseFunction() {
+    FunctionDecl fn;
+    Span start = take().span;
+    if (at(Tok::LParen))
+      unsupported(start, "anonymous functions (lambdas)");
+    Token name = expect(Tok::Name, "a function name");
+    fn.name = text(name);
+    fn.nameSpan = name.span;
+    expect(Tok::LParen);
+    while (!at(Tok::RParen)) {
+      Param p;
+      Token pn = expect(Tok::Name, "a parameter name");
+      p.name = text(pn);
+      p.nameSpan = pn.span;
+      expect(Tok::Colon, "`:` and the parameter's type");
+      p.type = parseType();
+      fn.params.push_back(std::move(p));
+      if (!accept(Tok::Comma))
+        break;
+    }
+    expect(Tok::RParen, "`,` or `)`");
+    if (accept(Tok::Arrow))
+      fn.returnType = parseType();
+    // effects = "![" NAME,* "]"
+    if (at(Tok::Bang)) {
+      take();
+      expect(Tok::LBracket, "`[` after `!` (effects are written `![io, gpu]`)");
+      while (!at(Tok::RBracket)) {
+        Token e = expect(Tok::Name, "an effect name");
+        fn.effects.push_back({text(e), e.span});
+        if (!accept(Tok::Comma))
+          break;
+      }
+      expect(Tok::RBracket, "`,` or `]`");
+    }
+    // requires = "requires" pred ("," pred)*
+    if (accept(Tok::KwRequires)) {
+      do
+        fn.refinements.push_back(parsePredicate());
+      while (accept(Tok::Comma));
+    }
+    fn.body = parseBlock();
+    fn.span = spanFrom(start);
+    return fn;
+  }
+
+  // test = "test" STRING block
+  TestDecl parseTest() {
+    TestDecl t;
+    Span start = take().span;
+    Token name = expect(Tok::String, "the test's name as a string");
+    auto str = parseStringToken(name);
+    for (StringPart &part : str->parts) {
+      if (part.expr)
+        failAt(name.span, "a test's name cannot interpolate values");
+      t.name += part.text;
+    }
+    t.nameSpan = name.span;
+    t.body = parseBlock();
+    t.span = spanFrom(start);
+    return t;
+  }
+
+  // pred = dim ("==" | "!=" | "<" | "<=" | ">" | ">=") dim
+  Predicate parsePredicate() {
+    Predicate p;
+    p.lhs = parseDim();
+    switch (cur().kind) {
+    case Tok::EqEq: case Tok::NotEq: case Tok::Less: case Tok::LessEq: case Tok::Greater:
+    case Tok::GreaterEq:
+      p.op = take().kind;
+      break;
+    default:
+      fail("expected a comparison (==, !=, <, <=, >, >=) in the refinement, found " +
+           describe(cur()));
+    }
+    p.rhs = parseDim();
+    p.span = p.lhs->span.to(p.rhs->span);
+    return p;
+  }
+
+  //===-- Types and dimensions ---------------------------------------------===//
+
+  // type = NAME | "Tensor" "<" NAME "," "[" dim,* "]" ">"
+  TypeExpr parseType() {
+    TypeExpr t;
+    Token name = expect(Tok::Name, "a type");
+    t.span = name.span;
+    if (text(name) == "Tensor" && at(Tok::Less)) {
+      take();
+      t.kind = TypeExpr::Kind::Tensor;
+      Token dtype = expect(Tok::Name, "the tensor's element type");
+      t.name = text(dtype);
+      t.nameSpan = dtype.span;
+      expect(Tok::Comma, "`,` and the tensor's shape");
+      expect(Tok::LBracket, "the shape in brackets, e.g. `[B, S, D]`");
+      while (!at(Tok::RBracket)) {
+        t.dims.push_back(parseDim());
+        if (!accept(Tok::Comma))
+          break;
+      }
+      expect(Tok::RBracket, "`,` or `]`");
+      Token close = expect(Tok::Greater, "`>` to close the tensor type");
+      t.span = t.span.to(close.span);
+      return t;
+    }
+    t.name = text(name);
+    t.nameSpan = name.span;
+    return t;
+  }
+
+  // dim = term (("+" | "-") term)* ; term = factor (("*" | "/" | "%") factor)*
+  // factor = INT | NAME | "(" dim ")"
+  std::unique_ptr<Dim> parseDim() {
+    auto lhs = parseDimTerm();
+    while (at(Tok::Plus) || at(Tok::Minus)) {
+      Dim::Kind k = take().kind == Tok::Plus ? Dim::Kind::Add : Dim::Kind::Sub;
+      lhs = dimBinary(k, std::move(lhs), parseDimTerm());
+    }
+    return lhs;
+  }
+  std::unique_ptr<Dim> parseDimTerm() {
+    auto lhs = parseDimFactor();
+    while (at(Tok::Star) || at(Tok::Slash) || at(Tok::Percent)) {
+      Tok op = take().kind;
+      Dim::Kind k = op == Tok::Star ? Dim::Kind::Mul : op == Tok::Slash ? Dim::Kind::Div : Dim::Kind::Mod;
+      lhs = dimBinary(k, std::move(lhs), parseDimFactor());
+    }
+    return lhs;
+  }
+  std::unique_ptr<Dim> parseDimFactor() {
+    auto d = std::make_unique<Dim>();
+    d->span = cur().span;
+    if (at(Tok::Int)) {
+      d->kind = Dim::Kind::Int;
+      d->value = parseIntText(take());
+    } else if (at(Tok::Name)) {
+      d->kind = Dim::Kind::Name;
+      d->name = text(take());
+    } else if (accept(Tok::LParen)) {
+      Span open = d->span;
+      d = parseDim();
+      Token close = expect(Tok::RParen, "`)`");
+      d->span = open.to(close.span);
+    } else {
+      fail("expected a dimension (a number, a shape variable or `(`), found " + describe(cur()));
+    }
+    return d;
+  }
+  static std::unique_ptr<Dim> dimBinary(Dim::Kind k, std::unique_ptr<Dim> l, std::unique_ptr<Dim> r) {
+    auto d = std::make_unique<Dim>();
+    d->kind = k;
+    d->span = l->span.to(r->span);
+    d->lhs = std::move(l);
+    d->rhs = std::move(r);
+    return d;
+  }
+  int64_t parseIntText(const Token &t) {
+    std::string digits;
+    for (char c : sources_.slice(t.span))
+      if (c != '_')
+        digits += c;
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc() || p != digits.data() + digits.size())
+      failAt(t.span, "dimension `" + text(t) + "` does not fit in 64 bits");
+    return v;
+  }
+
+  //===-- Statements -------------------------------------------------------===//
+
+  // block = "{" stmt* "}"
+  Block parseBlock() {
+    Block b;
+    Span start = expect(Tok::LBrace, "`{`").span;
+    while (!at(Tok::RBrace) && !at(Tok::Eof) && !at(Tok::KwFn) && !at(Tok::KwTest)) {
+      size_t before = pos_;
+      try {
+        b.stmts.push_back(parseStatement());
+      } catch (const Bail &) {
+        recoverStatement(before);
+      }
+    }
+    expect(Tok::RBrace, "`}`");
+    b.span = spanFrom(start);
+    return b;
+  }
+
+  StmtPtr parseStatement() {
+    Span start = cur().span;
+    switch (cur().kind) {
+    case Tok::KwLet: return parseLet();
+    case Tok::KwIf: return parseIf();
+    case Tok::KwFor: {
+      // "for" NAME "in" expr ".." expr block
+      take();
+      auto s = std::make_unique<ForStmt>(start);
+      Token var = expect(Tok::Name, "the loop variable");
+      s->var = text(var);
+      s->varSpan = var.span;
+      expect(Tok::KwIn, "`in`");
+      s->from = parseExpr();
+      expect(Tok::DotDot, "`..` (ranges are written `a..b`)");
+      s->to = parseExpr();
+      s->body = parseBlock();
+      s->span = spanFrom(start);
+      return s;
+    }
+    case Tok::KwWhile: {
+      take();
+      auto s = std::make_unique<WhileStmt>(start);
+      s->cond = parseExpr();
+      s->body = parseBlock();
+      s->span = spanFrom(start);
+      return s;
+    }
+    case Tok::KwLoop: {
+      take();
+      auto s = std::make_unique<LoopStmt>(start);
+      s->body = parseBlock();
+      s->span = spanFrom(start);
+      return s;
+    }
+    case Tok::KwBreak:
+      take();
+      expect(Tok::Semi, "`;`");
+      return std::make_unique<BreakStmt>(spanFrom(start));
+    case Tok::KwContinue:
+      take();
+      expect(Tok::Semi, "`;`");
+      return std::make_unique<ContinueStmt>(spanFrom(start));
+    case Tok::KwReturn: {
+      take();
+      auto s = std::make_unique<ReturnStmt>(start);
+      if (!at(Tok::Semi))
+        s->value = parseExpr();
+      expect(Tok::Semi, "`;`");
+      s->span = spanFrom(start);
+      return s;
+    }
+    case Tok::KwAssert: {
+      // "assert" expr ("," STRING)? ";"
+      take();
+      auto s = std::make_unique<AssertStmt>(start);
+      s->cond = parseExpr();
+      if (accept(Tok::Comma)) {
+        if (!at(Tok::String))
+          fail("expected the assertion's message as a string, found " + describe(cur()));
+        s->message = parseStringToken(take());
+      }
+      expect(Tok::Semi, "`;`");
+      s->span = spanFrom(start);
+      return s;
+    }
+    case Tok::LBrace: {
+      auto s = std::make_unique<BlockStmt>(start);
+      s->block = parseBlock();
+      s->span = s->block.span;
+      return s;
+    }
+    default:
+      break;
+    }
+    if (isUnsupportedKeyword(cur().kind))
+      unsupported(cur().span, "`" + text(cur()) + "` statements");
+    // NAME ("=" | "+=" | "-=" | "*=" | "/=") expr ";"  |  expr ";"
+    ExprPtr e = parseExpr();
+    switch (cur().kind) {
+    case Tok::Assign: case Tok::PlusAssign: case Tok::MinusAssign: case Tok::StarAssign:
+    case Tok::SlashAssign: {
+      Token op = take();
+      auto *target = e->as<NameExpr>();
+      if (!target) {
+        diags_.error(code::E0012, e->span, "only a variable can be assigned to")
+            .help("declare one with `let mut NAME = ...;`");
+        throw Bail{};
+      }
+      auto s = std::make_unique<AssignStmt>(start);
+      s->op = op.kind;
+      s->name = target->name;
+      s->nameSpan = target->span;
+      s->value = parseExpr();
+      expect(Tok::Semi, "`;`");
+      s->span = spanFrom(start);
+      return s;
+    }
+    default:
+      break;
+    }
+    expect(Tok::Semi, "`;` after the expression");
+    return std::make_unique<ExprStmt>(spanFrom(start), std::move(e));
+  }
+
+  // "let" "mut"? NAME (":" type)? "=" expr ";"
+  StmtPtr parseLet() {
+    Span start = take().span;
+    auto s = std::make_unique<LetStmt>(start);
+    s->isMutable = accept(Tok::KwMut);
+    Token name = expect(Tok::Name, "a variable name");
+    s->name = text(name);
+    s->nameSpan = name.span;
+    if (accept(Tok::Colon))
+      s->type = parseType();
+    expect(Tok::Assign, "`=` and the initial value");
+    s->init = parseExpr();
+    expect(Tok::Semi, "`;`");
+    s->span = spanFrom(start);
+    return s;
+  }
+
+  // "if" expr block ("else" (if-stmt | block))?
+  StmtPtr parseIf() {
+    Span start = take().span;
+    auto s = std::make_unique<IfStmt>(start);
+    s->cond = parseExpr();
+    s->thenBlock = parseBlock();
+    if (accept(Tok::KwElse)) {
+      if (at(Tok::KwIf)) {
+        s->elseStmt = parseIf();
+      } else {
+        auto b = std::make_unique<BlockStmt>(cur().span);
+        b->block = parseBlock();
+        b->span = b->block.span;
+        s->elseStmt = std::move(b);
+      }
+    }
+    s->span = spanFrom(start);
+    return s;
+  }
+
+  //===-- Expressions ------------------------------------------------------===//
+
+  // Binary operators, lowest first: || ; && ; == != < <= > >= ; | ; ^ ; & ;
+  // + - ; * / %. All left-associative.
+  static int precedence(Tok t) {
+    switch (t) {
+    case Tok::PipePipe: return 1;
+    case Tok::AmpAmp: return 2;
+    case Tok::EqEq: case Tok::NotEq: case Tok::Less: case Tok::LessEq: case Tok::Greater:
+    case Tok::GreaterEq: return 3;
+    case Tok::Pipe: return 4;
+    case Tok::Caret: return 5;
+    case Tok::Amp: return 6;
+    case Tok::Plus: case Tok::Minus: return 7;
+    case Tok::Star: case Tok::Slash: case Tok::Percent: return 8;
+    default: return 0;
+    }
+  }
+
+  ExprPtr parseExpr() { return parseBinary(1); }
+
+  ExprPtr parseBinary(int minPrec) {
+    ExprPtr lhs = parseUnary();
+    for (;;) {
+      int prec = precedence(cur().kind);
+      if (prec < minPrec || prec == 0)
+        return lhs;
+      Token op = take();
+      ExprPtr rhs = parseBinary(prec + 1);
+      Span s = lhs->span.to(rhs->span);
+      lhs = std::make_unique<BinaryExpr>(s, op.kind, op.span, std::move(lhs), std::move(rhs));
+    }
+  }
+
+  // unary = ("-" | "!" | "~") unary | cast
+  ExprPtr parseUnary() {
+    if (at(Tok::Minus) || at(Tok::Bang) || at(Tok::Tilde)) {
+      Token op = take();
+      ExprPtr e = parseUnary();
+      Span s = op.span.to(e->span);
+      return std::make_unique<UnaryExpr>(s, op.kind, std::move(e));
+    }
+    return parseCast();
+  }
+
+  // cast = postfix ("as" type)*
+  ExprPtr parseCast() {
+    ExprPtr e = parsePostfix();
+    while (at(Tok::KwAs)) {
+      take();
+      TypeExpr t = parseType();
+      Span s = e->span.to(t.span);
+      e = std::make_unique<CastExpr>(s, std::move(e), std::move(t));
+    }
+    return e;
+  }
+
+  // postfix = primary ("(" args ")" | "[" expr,* "]")*
+  ExprPtr parsePostfix() {
+    ExprPtr e = parsePrimary();
+    for (;;) {
+      if (at(Tok::LParen)) {
+        auto *name = e->as<NameExpr>();
+        if (!name)
+          fail("only a named function can be called");
+        auto call = std::make_unique<CallExpr>(e->span, name->name, name->span);
+        take();
+        // args = ((NAME ":")? expr),*
+        while (!at(Tok::RParen)) {
+          Arg a;
+          if (at(Tok::Name) && peekAt(1).kind == Tok::Colon) {
+            Token n = take();
+            take();
+            a.name = text(n);
+            a.nameSpan = n.span;
+          }
+          a.value = parseExpr();
+          call->args.push_back(std::move(a));
+          if (!accept(Tok::Comma))
+            break;
+        }
+        expect(Tok::RParen, "`,` or `)`");
+        call->span = spanFrom(call->span);
+        e = std::move(call);
+      } else if (at(Tok::LBracket)) {
+        take();
+        auto idx = std::make_unique<IndexExpr>(e->span, std::move(e));
+        while (!at(Tok::RBracket)) {
+          idx->indices.push_back(parseExpr());
+          if (!accept(Tok::Comma))
+            break;
+        }
+        expect(Tok::RBracket, "`,` or `]`");
+        idx->span = spanFrom(idx->span);
+        e = std::move(idx);
+      } else if (at(Tok::Dot)) {
+        unsupported(cur().span, "fields and methods (`.`)");
+      } else {
+        return e;
+      }
+    }
+  }
+
+  // primary = INT | FLOAT | "true" | "false" | STRING | NAME | "(" expr ")" | "[" expr,* "]"
+  ExprPtr parsePrimary() {
+    const Token &t = cur();
+    switch (t.kind) {
+    case Tok::Int: take(); return std::make_unique<IntExpr>(t.span, withoutSeparators(t));
+    case Tok::Float: take(); return std::make_unique<FloatExpr>(t.span, withoutSeparators(t));
+    case Tok::KwTrue: take(); return std::make_unique<BoolExpr>(t.span, true);
+    case Tok::KwFalse: take(); return std::make_unique<BoolExpr>(t.span, false);
+    case Tok::String: return parseStringToken(take());
+    case Tok::Name: take(); return std::make_unique<NameExpr>(t.span, text(t));
+    case Tok::LParen: {
+      take();
+      ExprPtr e = parseExpr();
+      Token close = expect(Tok::RParen, "`)`");
+      e->span = t.span.to(close.span);
+      return e;
+    }
+    case Tok::LBracket: {
+      take();
+      auto a = std::make_unique<ArrayExpr>(t.span);
+      while (!at(Tok::RBracket)) {
+        a->elements.push_back(parseExpr());
+        if (!accept(Tok::Comma))
+          break;
+      }
+      expect(Tok::RBracket, "`,` or `]`");
+      a->span = spanFrom(t.span);
+      return a;
+    }
+    case Tok::Pipe:
+    case Tok::PipePipe:
+    case Tok::KwFn: unsupported(t.span, "lambdas");
+    default:
+      if (isUnsupportedKeyword(t.kind))
+        unsupported(t.span, "`" + text(t) + "` expressions");
+      fail("expected an expression, found " + describe(t));
+    }
+  }
+
+  std::string withoutSeparators(const Token &t) const {
+    std::string s;
+    for (char c : sources_.slice(t.span))
+      if (c != '_')
+        s += c;
+    return s;
+  }
+
+  /// Splits a string token into text and `${expr}` parts, resolving escapes
+  /// (\" \\ \n \t \$).
+  std::unique_ptr<StringExpr> parseStringToken(const Token &t) {
+    auto str = std::make_unique<StringExpr>(t.span);
+    std::string_view body = sources_.text(file_).substr(t.span.begin + 1, t.span.end - t.span.begin - 2);
+    uint32_t base = t.span.begin + 1;
+    std::string textPart;
+    bool bad = false;
+    for (uint32_t i = 0; i < body.size(); ++i) {
+      char c = body[i];
+      if (c == '\\' && i + 1 < body.size()) {
+        char e = body[++i];
+        switch (e) {
+        case '"': textPart += '"'; break;
+        case '\\': textPart += '\\'; break;
+        case 'n': textPart += '\n'; break;
+        case 't': textPart += '\t'; break;
+        case '$': textPart += '$'; break;
+        default:
+          diags_.error(code::E0003, {file_, base + i - 1, base + i + 1},
+                       std::string("unknown escape sequence `\\") + e + "`")
+              .note("strings know the escapes \\\" \\\\ \\n \\t and \\$");
+          bad = true;
+        }
+      } else if (c == '$' && i + 1 < body.size() && body[i + 1] == '{') {
+        uint32_t open = i;
+        int depth = 1;
+        uint32_t j = i + 2;
+        for (; j < body.size() && depth > 0; ++j)
+          depth += body[j] == '{' ? 1 : body[j] == '}' ? -1 : 0;
+        if (depth != 0) {
+          diags_.error(code::E0003, {file_, base + open, base + open + 2},
+                       "`${` without its closing `}` in a string");
+          bad = true;
+          break;
+        }
+        uint32_t exprBegin = base + open + 2, exprEnd = base + j - 1;
+        if (exprBegin == exprEnd) {
+          diags_.error(code::E0003, {file_, base + open, base + j}, "empty interpolation `${}`");
+          bad = true;
+        } else {
+          if (!textPart.empty())
+            str->parts.push_back({std::move(textPart), nullptr});
+          textPart.clear();
+          Parser sub(sources_, file_, diags_, lex(sources_, file_, diags_, exprBegin, exprEnd));
+          try {
+            str->parts.push_back({"", sub.parseStandaloneExpr()});
+          } catch (const Bail &) {
+            bad = true;
+          }
+        }
+        i = j - 1;
+      } else {
+        textPart += c;
+      }
+    }
+    if (!textPart.empty() || str->parts.empty())
+      str->parts.push_back({std::move(textPart), nullptr});
+    if (bad)
+      throw Bail{};
+    return str;
+  }
+
+  const SourceManager &sources_;
+  FileId file_;
+  DiagnosticEngine &diags_;
+  std::vector<Token> toks_;
+  size_t pos_ = 0;
+  bool inInterpolation_ = false;
+};
+
+} // namespace
+
+Program parse(const SourceManager &sources, FileId file, DiagnosticEngine &diags) {
+  return Parser(sources, file, diags, lex(sources, file, diags)).parseProgram();
+}
+
+} // namespace keel::syntax
