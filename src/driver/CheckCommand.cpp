@@ -18,6 +18,7 @@
 #include "Commands.h"
 
 #include "keel/support/Diagnostics.h"
+#include "keel/sema/Checker.h"
 #include "keel/syntax/Parser.h"
 
 #include <algorithm>
@@ -221,6 +222,10 @@ int runCheck(const std::vector<std::string_view> &args) {
     }
     DiagnosticEngine diags(sources);
     syntax::Program program = syntax::parse(sources, *file, diags);
+    // Type checking runs on a tree without syntax errors only: a tree the
+    // parser had to repair would give follow-on errors.
+    if (diags.errorCount() == 0)
+      sema::check(sources, program, diags);
     if (dumpAst)
       std::fputs(syntax::dumpAst(sources, program).c_str(), stdout);
     if (verifyMode) {

@@ -22,7 +22,36 @@ namespace keel {
   X(E0005, "a block comment without its closing */")                            \
   X(E0010, "a token where the grammar expects something else")                  \
   X(E0011, "a construct of full Sailfin that Keel does not support")            \
-  X(E0012, "an assignment to something that is not a variable")
+  X(E0012, "an assignment to something that is not a variable")               \
+  /* Names, types, statements. */                                             \
+  X(E0100, "a name that is not defined here")                                   \
+  X(E0101, "a function or test defined twice, or a built-in redefined")         \
+  X(E0102, "a type name that does not exist")                                   \
+  X(E0103, "a call with the wrong number of arguments")                         \
+  X(E0104, "a call to a function that does not exist")                          \
+  X(E0105, "an assignment to a variable that is not `let mut`")                 \
+  X(E0106, "a value of one type where another is required")                     \
+  X(E0107, "a function that can end without returning its value")              \
+  X(E0108, "`break` or `continue` outside a loop")                              \
+  X(E0109, "a condition that is not `bool`")                                    \
+  X(E0110, "an operator or index applied to a type that does not have it")      \
+  X(E0111, "an integer literal that does not fit its type")                     \
+  X(E0112, "a cast between types that do not convert")                          \
+  X(E0113, "a named argument a function does not take, or given twice")         \
+  X(E0114, "a `main` function with the wrong signature")                        \
+  /* Effects. */                                                                \
+  X(E0120, "a call whose effects the caller does not declare")                  \
+  X(E0121, "an effect name that does not exist")                                \
+  /* Low-precision numerics (SFEP-0054 §3.8, ../shared/spec/README.md §5). */   \
+  X(E0910, "an unknown or ambiguous low-precision spelling")                    \
+  X(E0911, "mixed formats in one arithmetic operation or comparison")          \
+  X(E0912, "an implicit conversion where `as` is required, or a cast never allowed") \
+  X(E0913, "an invalid accumulator type")                                        \
+  X(E0914, "scalar arithmetic on an fp8 type")                                    \
+  X(E0915, "a type or operation a backend or target cannot represent")           \
+  /* Warnings. */                                                                \
+  X(W0901, "a float literal too large for its type: it becomes infinity or saturates") \
+  X(W0902, "a nonzero float literal too small for its type: it becomes zero")
 
 #define KEEL_DIAGNOSTIC_CODE_CONSTANT(Code, Meaning) inline constexpr const char *Code = #Code;
 namespace code {

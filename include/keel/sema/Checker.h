@@ -1,0 +1,50 @@
+//===- keel/sema/Checker.h - Type and effect checking ----------*- C++ -*-===//
+//
+// Checks a parsed program: names and scopes, scalar types with exact
+// low-precision identity (SFEP-0054 §3.2-§3.5), contextual literal typing
+// (a literal takes the type its context expects, rounded once from its
+// decimal value), explicit `as` casts, control flow, effects, and the
+// dtype-level rules of tensor built-ins including accumulators (§3.6).
+// Shapes of tensor expressions are the shape checker's (issue 4); this
+// checker carries declared shapes as written.
+//
+// Results live in side tables keyed by AST node, so the AST stays free of
+// types.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KEEL_SEMA_CHECKER_H
+#define KEEL_SEMA_CHECKER_H
+
+#include "keel/sema/Types.h"
+#include "keel/support/Diagnostics.h"
+#include "keel/syntax/AST.h"
+
+#include <set>
+#include <unordered_map>
+
+namespace keel::sema {
+
+/// The six effect names of Sailfin.
+bool isEffectName(std::string_view name);
+
+struct FunctionSig {
+  const syntax::FunctionDecl *decl = nullptr;
+  std::vector<Type> params;
+  Type result;
+  std::set<std::string> effects;
+};
+
+struct CheckedProgram {
+  std::unordered_map<const syntax::Expr *, Type> exprTypes;
+  /// Float literals: their encoding in the literal's type (one rounding
+  /// from the decimal value).
+  std::unordered_map<const syntax::Expr *, uint64_t> floatLiterals;
+  std::unordered_map<std::string, FunctionSig> functions;
+};
+
+CheckedProgram check(const SourceManager &sources, const syntax::Program &program,
+                     DiagnosticEngine &diags);
+
+} // namespace keel::sema
+
+#endif // KEEL_SEMA_CHECKER_H

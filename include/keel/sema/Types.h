@@ -1,0 +1,84 @@
+//===- keel/sema/Types.h - The types of checked programs -------*- C++ -*-===//
+//
+// Scalar types are a closed enum with exact identity: f16 != bf16, tf32 !=
+// f32, the two fp8 formats differ, and there is no promotion lattice
+// (SFEP-0054 §3.2). `int` is i64 and `float` is f64 (the same types, two
+// spellings). A tensor type is a dtype and its dimensions; the dimensions
+// are kept as written here and are given meaning by the shape checker.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KEEL_SEMA_TYPES_H
+#define KEEL_SEMA_TYPES_H
+
+#include "keel/numerics/Format.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace keel::sema {
+
+/// Scalar and element types. i4 exists only as a tensor dtype.
+enum class Scalar : uint8_t {
+  Bool, I4, I8, I16, I32, I64, U8, U16, U32, U64,
+  F16, BF16, TF32, FP8E4M3FN, FP8E5M2, F32, F64,
+};
+
+std::string_view scalarName(Scalar s);
+/// Canonical names plus `int` (i64), `float` (f64) and, for dtypes, `i4`.
+std::optional<Scalar> parseScalarName(std::string_view name);
+
+bool isInteger(Scalar s);
+bool isSigned(Scalar s);
+bool isFloat(Scalar s); ///< every floating format, low precision included
+bool isLowPrecision(Scalar s);
+bool isFp8(Scalar s);
+/// Storage width in bits (i4: 4, bool: 1).
+int bitWidth(Scalar s);
+/// The numerics library's format for a floating scalar.
+fp::Format formatOf(Scalar s);
+
+struct Type {
+  enum class Kind : uint8_t {
+    Error,        ///< an expression whose error was reported; accepted everywhere
+    Void,
+    Scalar,
+    Tensor,
+    String,       ///< only as print and assert messages
+    Array,        ///< `[a, b]`: only as an argument of tensor built-ins
+    TypeName,     ///< `f32` in `dtype: f32` and `acc: f32`
+  };
+  Kind kind = Kind::Error;
+  Scalar scalar = Scalar::Bool;  ///< Scalar, Tensor (dtype), TypeName
+  std::vector<std::string> dims; ///< Tensor: as written; empty with !shapeKnown
+  bool shapeKnown = false;
+
+  static Type of(Kind k, Scalar s = Scalar::Bool) {
+    Type t;
+    t.kind = k;
+    t.scalar = s;
+    return t;
+  }
+  static Type error() { return of(Kind::Error); }
+  static Type voidType() { return of(Kind::Void); }
+  static Type scalarType(Scalar s) { return of(Kind::Scalar, s); }
+  static Type tensor(Scalar dtype, std::vector<std::string> dims, bool known) {
+    Type t = of(Kind::Tensor, dtype);
+    t.dims = std::move(dims);
+    t.shapeKnown = known;
+    return t;
+  }
+
+  bool is(Kind k) const { return kind == k; }
+  bool isScalar(Scalar s) const { return kind == Kind::Scalar && scalar == s; }
+  bool isNumericScalar() const { return kind == Kind::Scalar && scalar != Scalar::Bool; }
+  /// Exact identity (shapes compared as written when both are known).
+  bool operator==(const Type &o) const;
+};
+
+std::string typeName(const Type &t);
+
+} // namespace keel::sema
+
+#endif // KEEL_SEMA_TYPES_H
