@@ -1,4 +1,5 @@
-# lit configuration for Keel's command-line tests (tests/driver/**.test).
+# lit configuration for Keel's command-line tests: tests/**/*.test and the
+# annotated programs tests/**/*.sfn (run with keel check --verify).
 import os
 import lit.formats
 
@@ -7,7 +8,8 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".test", ".sfn"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(os.path.dirname(config.keel_bin_dir), "..", "tests", "lit")
-config.excludes = ["numerics", "support", "Inputs", "CMakeLists.txt"]
+# Inputs/ holds files that tests read; they are not tests themselves.
+config.excludes = ["Inputs"]
 config.environment["PATH"] = os.pathsep.join(
     [config.keel_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%examples", os.path.join(config.keel_source_dir, "examples")))

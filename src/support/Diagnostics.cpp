@@ -67,7 +67,8 @@ void renderSnippet(std::string &out, const SourceManager &sources, Span span,
                    const Palette &p, Severity caretSeverity) {
   LineColumn begin = sources.lineColumn(span.file, span.begin);
   LineColumn end = sources.lineColumn(span.file, span.end);
-  std::string lineNo = std::to_string(begin.line);
+  // The gutter is the line number with a space on each side.
+  std::string lineNo = " " + std::to_string(begin.line);
   std::string pad(lineNo.size(), ' ');
   out += pad + p.gutter("--> ") + std::string(sources.name(span.file)) + ":" +
          std::to_string(begin.line) + ":" + std::to_string(begin.column) + "\n";
@@ -129,10 +130,10 @@ std::string renderText(const SourceManager &sources, const Diagnostic &d, bool c
   if (!d.code.empty())
     out += p.severity(d.severity, "[" + d.code + "]");
   out += p.bold(": " + d.message) + "\n";
-  size_t gutterWidth = 1;
+  size_t gutterWidth = 2;
   if (d.span.valid()) {
     renderSnippet(out, sources, d.span, p, d.severity);
-    gutterWidth = std::to_string(sources.lineColumn(d.span.file, d.span.begin).line).size();
+    gutterWidth = 1 + std::to_string(sources.lineColumn(d.span.file, d.span.begin).line).size();
   }
   std::string pad(gutterWidth, ' ');
   for (const DiagNote &n : d.notes) {
