@@ -710,7 +710,7 @@ private:
       r = expr(*b.rhs, l.is(Kind::Error) ? hint : &l);
     }
     if (l.is(Kind::Error) || r.is(Kind::Error))
-      return isComparison(b.op) ? Type::scalarType(Scalar::Bool) : Type::error();
+      return Type::error();
     if (isComparison(b.op))
       return comparison(b, l, r);
     if (isArithmetic(b.op))
@@ -787,10 +787,8 @@ private:
   }
 
   Type comparison(const BinaryExpr &b, const Type &l, const Type &r) {
-    if (!sameValueType(l, r)) {
-      mismatch(b.op, b.span, l, r, std::string(src_.slice(b.lhs->span)), std::string(src_.slice(b.rhs->span)));
-      return Type::scalarType(Scalar::Bool);
-    }
+    if (!sameValueType(l, r))
+      return mismatch(b.op, b.span, l, r, std::string(src_.slice(b.lhs->span)), std::string(src_.slice(b.rhs->span)));
     bool ordered = b.op != Tok::EqEq && b.op != Tok::NotEq;
     if (ordered && l.scalar == Scalar::Bool)
       diags_.error(code::E0110, b.opSpan, "`" + std::string(tokenSpelling(b.op)) + "` is not defined for `bool`");
@@ -997,9 +995,10 @@ private:
     auto unknownShape = [](Scalar dt) { return Type::tensor(dt, {}, false); };
     switch (b) {
     case Builtin::Print: {
-      if (!allEffects_)
-        requireEffects(c, {"io"});
-      arity(1, 1);
+      requireEffects(c, {"io"});
+      if (arity(1, 1) && (positional[0].is(Kind::Void) || positional[0].is(Kind::Array) ||
+                          positional[0].is(Kind::TypeName)))
+        diags_.error(code::E0106, positionalExprs[0]->span, "`" + typeName(positional[0]) + "` cannot be printed");
       return Type::voidType();
     }
     case Builtin::Unary: {

@@ -93,9 +93,12 @@ private:
   //===-- Errors -----------------------------------------------------------===//
   [[noreturn]] void fail(std::string message) { failAt(cur().span, std::move(message)); }
   [[noreturn]] void failAt(Span span, std::string message) {
-    // The lexer has already reported its invalid tokens.
-    if (cur().kind != Tok::Error)
+    // The lexer has already reported its invalid tokens, and a token that
+    // already stopped one construct (a missing `}` seen by nested blocks)
+    // is reported once.
+    if (cur().kind != Tok::Error && pos_ != lastErrorToken_)
       diags_.error(code::E0010, span, std::move(message));
+    lastErrorToken_ = pos_;
     throw Bail{};
   }
   Token expect(Tok t, std::string_view what = {}) {
@@ -105,6 +108,10 @@ private:
     fail("expected " + wanted + ", found " + describe(cur()));
   }
   [[noreturn]] void unsupported(Span span, const std::string &what) {
+    // Step over the refused keyword, so recovery does not stop at it and
+    // report it again as the start of the next statement.
+    if (cur().span.begin == span.begin && cur().span.end == span.end)
+      take();
     diags_.error(code::E0011, span, what + " are not supported in Keel")
         .note("Keel implements a subset of Sailfin: functions, tests, scalars and tensors "
               "(see ../shared/spec/README.md section 2)");
@@ -713,6 +720,7 @@ private:
   std::vector<Token> toks_;
   size_t pos_ = 0;
   bool inInterpolation_ = false;
+  size_t lastErrorToken_ = ~size_t{0};
 };
 
 } // namespace

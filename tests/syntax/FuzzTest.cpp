@@ -2,8 +2,8 @@
 //
 // Random byte strings, random token sequences and random mutations of a
 // valid program go through the lexer, the parser, the checker and both
-// renderers. Each run must end, and every diagnostic must point inside its
-// file. Seeds are fixed and printed on failure, so a failure can be
+// renderers. Each run must end, every diagnostic must point inside its
+// file, and no error may be reported twice at one place. Seeds are fixed and printed on failure, so a failure can be
 // replayed; KEEL_FUZZ_ITERATIONS raises the count for longer runs.
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +14,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <random>
+#include <set>
 #include <sstream>
 
 using namespace keel;
@@ -32,7 +33,12 @@ void runFrontEnd(const std::string &text, uint64_t seed) {
   syntax::Program program = syntax::parse(sources, file, diags);
   sema::check(sources, program, diags); // also on repaired trees: must not crash
   syntax::dumpAst(sources, program);
+  std::set<std::pair<std::string, uint32_t>> seen;
   for (const Diagnostic &d : diags.diagnostics()) {
+    // The same error twice at the same place is a recovery bug.
+    ASSERT_TRUE(seen.insert({d.code, d.span.begin}).second)
+        << "seed " << seed << ": " << d.code << " reported twice at offset " << d.span.begin
+        << ": " << d.message << "\n--- input ---\n" << text;
     ASSERT_TRUE(d.span.valid()) << "seed " << seed;
     ASSERT_LE(d.span.begin, d.span.end) << "seed " << seed;
     ASSERT_LE(d.span.end, text.size()) << "seed " << seed;
