@@ -118,14 +118,21 @@ private:
     throw Bail{};
   }
 
-  /// Skips to the next `fn` or `test` outside any brackets.
-  void recoverTopLevel(size_t start) {
+  /// Skips tokens after an error, keeping brackets balanced, until `stop`
+  /// says so for a token outside all brackets: Here (stop before it) or
+  /// After (consume it, then stop). Always consumes at least one token when
+  /// the error left the parser where the construct started.
+  enum class Stop { No, Here, After };
+  template <typename StopFn> void skipBalanced(size_t start, StopFn stop) {
     if (pos_ == start)
       take();
     int depth = 0;
     while (!at(Tok::Eof)) {
       Tok k = cur().kind;
-      if (depth == 0 && (k == Tok::KwFn || k == Tok::KwTest))
+      Stop s = depth == 0 ? stop(k) : Stop::No;
+      if (s == Stop::After)
+        take();
+      if (s != Stop::No)
         return;
       if (k == Tok::LBrace || k == Tok::LParen || k == Tok::LBracket)
         ++depth;
@@ -133,6 +140,11 @@ private:
         --depth;
       take();
     }
+  }
+
+  /// Skips to the next `fn` or `test`.
+  void recoverTopLevel(size_t start) {
+    skipBalanced(start, [](Tok k) { return k == Tok::KwFn || k == Tok::KwTest ? Stop::Here : Stop::No; });
   }
 
   static bool startsStatement(Tok k) {
@@ -149,23 +161,11 @@ private:
   /// Skips past the statement in error: to a `;` (consumed), a `}` that
   /// closes the block, or the keyword that starts the next statement.
   void recoverStatement(size_t start) {
-    if (pos_ == start)
-      take();
-    int depth = 0;
-    while (!at(Tok::Eof)) {
-      Tok k = cur().kind;
-      if (depth == 0 && (k == Tok::RBrace || startsStatement(k)))
-        return;
-      if (depth == 0 && k == Tok::Semi) {
-        take();
-        return;
-      }
-      if (k == Tok::LBrace || k == Tok::LParen || k == Tok::LBracket)
-        ++depth;
-      if ((k == Tok::RBrace || k == Tok::RParen || k == Tok::RBracket) && depth > 0)
-        --depth;
-      take();
-    }
+    skipBalanced(start, [](Tok k) {
+      if (k == Tok::Semi)
+        return Stop::After;
+      return k == Tok::RBrace || startsStatement(k) ? Stop::Here : Stop::No;
+    });
   }
 
   //===-- Declarations -----------------------------------------------------===//
