@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(
   g++ cmake ninja-build pkg-config python3   # toolchain; lit runs on python3
   llvm-22-dev llvm-22-tools                  # APFloat cross-check; lit, FileCheck
+  libz3-dev                                  # shape obligations
   libgtest-dev libmpfr-dev                   # tests and their MPFR reference
 )
 missing=()

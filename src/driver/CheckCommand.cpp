@@ -22,6 +22,7 @@
 #include "keel/syntax/Parser.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -32,7 +33,8 @@ namespace keel::driver {
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: keel check [--dump-ast] [--json] [--color auto|always|never] [--verify] FILE...\n";
+    "usage: keel check [--dump-ast] [--json] [--color auto|always|never] [--verify]\n"
+    "                  [--stats] [--smt-timeout MS] FILE...\n";
 
 struct Expectation {
   std::string kind; // "error", "warning", "note"
@@ -169,7 +171,8 @@ bool verify(const SourceManager &sources, FileId file, const DiagnosticEngine &d
 } // namespace
 
 int runCheck(const std::vector<std::string_view> &args) {
-  bool dumpAst = false, json = false, verifyMode = false;
+  bool dumpAst = false, json = false, verifyMode = false, stats = false;
+  unsigned smtTimeoutMs = 2000;
   std::string color = "auto";
   std::vector<std::string> files;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -177,6 +180,17 @@ int runCheck(const std::vector<std::string_view> &args) {
     if (a == "--dump-ast") dumpAst = true;
     else if (a == "--json") json = true;
     else if (a == "--verify") verifyMode = true;
+    else if (a == "--stats") stats = true;
+    else if (a == "--smt-timeout") {
+      char *end = nullptr;
+      unsigned long v = i + 1 < args.size() ? std::strtoul(std::string(args[i + 1]).c_str(), &end, 10) : 0;
+      if (i + 1 == args.size() || *end != '\0' || v == 0 || v > 3600000) {
+        std::fprintf(stderr, "keel check: error: --smt-timeout needs milliseconds (1 to 3600000)\n");
+        return 2;
+      }
+      smtTimeoutMs = static_cast<unsigned>(v);
+      ++i;
+    }
     else if (a == "--help" || a == "-h") {
       std::fputs(kUsage.data(), stdout);
       return 0;
@@ -212,6 +226,8 @@ int runCheck(const std::vector<std::string_view> &args) {
                    std::string_view(std::getenv("TERM") ? std::getenv("TERM") : "dumb") != "dumb");
 
   SourceManager sources;
+  sema::ShapeSolver solver(smtTimeoutMs);
+  auto started = std::chrono::steady_clock::now();
   bool anyErrors = false, allVerified = true;
   for (const std::string &path : files) {
     std::string error;
@@ -225,7 +241,7 @@ int runCheck(const std::vector<std::string_view> &args) {
     // Type checking runs on a tree without syntax errors only: a tree the
     // parser had to repair would give follow-on errors.
     if (diags.errorCount() == 0)
-      sema::check(sources, program, diags);
+      sema::check(sources, program, diags, solver);
     if (dumpAst)
       std::fputs(syntax::dumpAst(sources, program).c_str(), stdout);
     if (verifyMode) {
@@ -245,6 +261,19 @@ int runCheck(const std::vector<std::string_view> &args) {
       std::fputs(text.c_str(), stderr);
     }
     anyErrors |= diags.errorCount() > 0;
+  }
+  if (stats) {
+    const sema::SolverStats &st = solver.stats();
+    double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    auto share = [&](size_t n) { return st.obligations ? 100.0 * static_cast<double>(n) / static_cast<double>(st.obligations) : 0.0; };
+    std::fprintf(stderr,
+                 "shape obligations: %zu\n"
+                 "  settled by the normal form: %zu (%.1f%%)\n"
+                 "  answered from the cache:    %zu (%.1f%%)\n"
+                 "  sent to Z3:                 %zu (%.1f%%), %.3f s\n"
+                 "total time: %.3f s\n",
+                 st.obligations, st.normalForm, share(st.normalForm), st.cached, share(st.cached), st.z3Calls,
+                 share(st.z3Calls), st.z3Seconds, total);
   }
   if (verifyMode)
     return allVerified ? 0 : 1;

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "keel/sema/Checker.h"
 
+#include "keel/sema/Solver.h"
 #include "keel/syntax/Codes.h"
 
 #include <algorithm>
@@ -55,21 +56,8 @@ std::optional<std::string> lowPrecisionHint(std::string_view name) {
   return std::nullopt;
 }
 
-std::string dimText(const Dim &d) {
-  switch (d.kind) {
-  case Dim::Kind::Int: return std::to_string(d.value);
-  case Dim::Kind::Name: return d.name;
-  case Dim::Kind::Add: return dimText(*d.lhs) + " + " + dimText(*d.rhs);
-  case Dim::Kind::Sub: return dimText(*d.lhs) + " - " + dimText(*d.rhs);
-  case Dim::Kind::Mul: return dimText(*d.lhs) + " * " + dimText(*d.rhs);
-  case Dim::Kind::Div: return dimText(*d.lhs) + " / " + dimText(*d.rhs);
-  case Dim::Kind::Mod: return dimText(*d.lhs) + " % " + dimText(*d.rhs);
-  }
-  return "?";
-}
-
-void collectDimNames(const Dim &d, std::vector<std::pair<std::string, Span>> &out) {
-  if (d.kind == Dim::Kind::Name)
+void collectDimNames(const syntax::Dim &d, std::vector<std::pair<std::string, Span>> &out) {
+  if (d.kind == syntax::Dim::Kind::Name)
     out.push_back({d.name, d.span});
   if (d.lhs)
     collectDimNames(*d.lhs, out);
@@ -142,9 +130,56 @@ bool isBuiltinName(std::string_view name) {
   return builtinOf(name, false) != Builtin::None || name == "max" || name == "min";
 }
 
+/// Element-type admissibility of tensor operations (Phase 0 §4-§8):
+/// unaryOp, binOp, cmpOp and reduceOp, in one place.
+enum class OpClass {
+  FloatMath,   ///< exp log tanh sigmoid gelu silu sqrt rsqrt, mean
+  SignedMath,  ///< relu neg abs
+  IntegerBits, ///< bitwise_not
+  Arithmetic,  ///< + - * / pow min max, matmul
+  Bitwise,     ///< & | ^
+  Reduce,      ///< sum prod max min argmax argmin
+  ReduceLogic, ///< any all
+};
+
+bool admits(OpClass op, Scalar s) {
+  switch (op) {
+  case OpClass::FloatMath: return isFloat(s);
+  case OpClass::SignedMath: return isFloat(s) || (isInteger(s) && isSigned(s));
+  case OpClass::IntegerBits: return isInteger(s);
+  case OpClass::Arithmetic: return s != Scalar::Bool;
+  case OpClass::Bitwise: return isInteger(s) || s == Scalar::Bool;
+  case OpClass::Reduce: return s != Scalar::Bool;
+  case OpClass::ReduceLogic: return s == Scalar::Bool;
+  }
+  return false;
+}
+
+std::string admittedText(OpClass op) {
+  switch (op) {
+  case OpClass::FloatMath: return "floating-point elements";
+  case OpClass::SignedMath: return "floating-point or signed integer elements";
+  case OpClass::IntegerBits: return "integer elements";
+  case OpClass::Arithmetic: return "numeric elements (not bool)";
+  case OpClass::Bitwise: return "integer or bool elements";
+  case OpClass::Reduce: return "numeric elements (not bool)";
+  case OpClass::ReduceLogic: return "bool elements";
+  }
+  return "";
+}
+
+OpClass unaryClass(std::string_view name) {
+  if (name == "relu" || name == "neg" || name == "abs")
+    return OpClass::SignedMath;
+  if (name == "bitwise_not")
+    return OpClass::IntegerBits;
+  return OpClass::FloatMath;
+}
+
 class Checker {
 public:
-  Checker(const SourceManager &sources, DiagnosticEngine &diags) : src_(sources), diags_(diags) {}
+  Checker(const SourceManager &sources, DiagnosticEngine &diags, ShapeSolver &solver)
+      : src_(sources), diags_(diags), solver_(solver) {}
 
   CheckedProgram run(const Program &program) {
     collectSignatures(program);
@@ -186,6 +221,7 @@ private:
         else
           sig.effects.insert(e.name);
       }
+      readRefinements(fn, sig);
       if (fn.name == "main") {
         bool resultOk = sig.result.is(Kind::Void) || sig.result.isScalar(Scalar::I64) ||
                         sig.result.is(Kind::Error);
@@ -197,16 +233,59 @@ private:
     }
   }
 
+  /// The `requires` clause in normal form. Its variables must be shape
+  /// variables of the parameters; `V >= 0` (or lower) lifts V's default
+  /// lower bound of 1.
+  void readRefinements(const FunctionDecl &fn, FunctionSig &sig) {
+    std::set<std::string> declared;
+    for (const Param &p : fn.params) {
+      std::vector<std::pair<std::string, Span>> names;
+      for (const auto &d : p.type.dims)
+        collectDimNames(*d, names);
+      for (auto &n : names)
+        declared.insert(n.first);
+    }
+    for (const Predicate &pr : fn.refinements) {
+      std::vector<std::pair<std::string, Span>> names;
+      collectDimNames(*pr.lhs, names);
+      collectDimNames(*pr.rhs, names);
+      bool ok = true;
+      for (auto &[name, span] : names)
+        if (!declared.count(name)) {
+          diags_.error(code::E0212, span, "`" + name + "` is not a shape variable of `" + fn.name + "`")
+              .note("a refinement constrains the shape variables of the parameters' types");
+          ok = false;
+        }
+      std::optional<Dim> l = ok ? toDim(*pr.lhs, true) : std::nullopt;
+      std::optional<Dim> r = ok && l ? toDim(*pr.rhs, true) : std::nullopt;
+      if (!l || !r)
+        continue;
+      Rel rel = pr.op == Tok::EqEq ? Rel::Eq : pr.op == Tok::NotEq ? Rel::Ne : pr.op == Tok::Less ? Rel::Lt
+              : pr.op == Tok::LessEq ? Rel::Le : pr.op == Tok::Greater ? Rel::Gt : Rel::Ge;
+      sig.refinements.push_back({*l, rel, *r});
+      sig.refinementSpans.push_back(pr.span);
+      bool loneVariable = l->terms().size() == 1 && l->constantTerm() == 0 && l->terms()[0].second == 1 &&
+                          l->terms()[0].first.kind == DimAtom::Kind::Var;
+      std::optional<int64_t> bound = r->asConstant();
+      if (loneVariable && bound && ((rel == Rel::Ge && *bound < 1) || (rel == Rel::Gt && *bound < 0)))
+        sig.noDefaultLowerBound.insert(l->terms()[0].first.name);
+    }
+  }
+
   /// Resolves a written type. `allowVoid` for return types.
   Type resolveType(const TypeExpr &t, bool allowVoid) {
     if (t.kind == TypeExpr::Kind::Tensor) {
       std::optional<Scalar> dtype = resolveScalarName(t.name, t.nameSpan, /*dtype=*/true);
       if (!dtype)
         return Type::error();
-      std::vector<std::string> dims;
-      for (const auto &d : t.dims)
-        dims.push_back(dimText(*d));
-      return Type::tensor(*dtype, std::move(dims), true);
+      std::vector<Dim> dims;
+      for (const auto &d : t.dims) {
+        std::optional<Dim> dim = toDim(*d, /*allowProducts=*/false);
+        if (!dim)
+          return Type::error();
+        dims.push_back(*dim);
+      }
+      return Type::tensor(*dtype, std::move(dims));
     }
     if (t.name == "void") {
       if (allowVoid)
@@ -237,6 +316,241 @@ private:
     return std::nullopt;
   }
 
+  //===-- Shapes -----------------------------------------------------------===//
+
+  /// A written dimension in normal form. Products of variables only where
+  /// Phase 0 allows them (`allowProducts`: reshape targets, requires).
+  std::optional<Dim> toDim(const syntax::Dim &d, bool allowProducts) {
+    using K = syntax::Dim::Kind;
+    std::optional<Dim> out;
+    switch (d.kind) {
+    case K::Int: return Dim::constant(d.value);
+    case K::Name: return Dim::variable(d.name);
+    case K::Add:
+    case K::Sub:
+    case K::Mul: {
+      std::optional<Dim> l = toDim(*d.lhs, allowProducts), r = toDim(*d.rhs, allowProducts);
+      if (!l || !r)
+        return std::nullopt;
+      out = d.kind == K::Add ? Dim::add(*l, *r) : d.kind == K::Sub ? Dim::sub(*l, *r) : Dim::mul(*l, *r);
+      break;
+    }
+    case K::Div:
+    case K::Mod: {
+      std::optional<Dim> l = toDim(*d.lhs, allowProducts), r = toDim(*d.rhs, allowProducts);
+      if (!l || !r)
+        return std::nullopt;
+      std::optional<int64_t> q = r->asConstant();
+      if (!q || *q < 1) {
+        diags_.error(code::E0212, d.rhs->span, "a dimension can only be divided by a positive constant");
+        return std::nullopt;
+      }
+      out = d.kind == K::Div ? Dim::div(*l, *q) : Dim::mod(*l, *q);
+      break;
+    }
+    }
+    return checkedDim(out, d.span, allowProducts);
+  }
+
+  std::optional<Dim> checkedDim(std::optional<Dim> d, Span at, bool allowProducts) {
+    if (!d) {
+      diags_.error(code::E0212, at, "`" + std::string(src_.slice(at)) + "` is not a dimension")
+          .note("dimensions are linear: constants, shape variables, `+`, `-`, constant `*`, and `/` "
+                "or `%` by a constant (products of variables only in reshape targets and `requires`)");
+      return std::nullopt;
+    }
+    if (!allowProducts && !d->isLinear()) {
+      diags_.error(code::E0212, at, "`" + std::string(src_.slice(at)) + "` multiplies shape variables")
+          .note("a product of variables is allowed only in a reshape target or a `requires` clause");
+      return std::nullopt;
+    }
+    return d;
+  }
+
+  /// A dimension written as an expression (reshape targets, slice bounds):
+  /// integer literals, shape variables, + - * / % and parentheses.
+  std::optional<Dim> exprToDim(const Expr &e, bool allowProducts) {
+    record(e, Type::scalarType(Scalar::I64));
+    std::optional<Dim> out;
+    if (auto *i = e.as<IntExpr>()) {
+      int64_t v = 0;
+      auto [p, ec] = std::from_chars(i->text.data(), i->text.data() + i->text.size(), v);
+      if (ec == std::errc() && p == i->text.data() + i->text.size())
+        return Dim::constant(v);
+    } else if (auto *n = e.as<NameExpr>()) {
+      if (shapeVars_.count(n->name))
+        return Dim::variable(n->name);
+      diags_.error(code::E0212, e.span, "`" + n->name + "` is not a shape variable of this function")
+          .note("a dimension is built from constants and the shape variables of the parameters' types");
+      return std::nullopt;
+    } else if (auto *u = e.as<UnaryExpr>(); u && u->op == Tok::Minus) {
+      std::optional<Dim> inner = exprToDim(*u->operand, allowProducts);
+      return inner ? checkedDim(Dim::sub(Dim::constant(0), *inner), e.span, allowProducts) : std::nullopt;
+    } else if (auto *b = e.as<BinaryExpr>()) {
+      std::optional<Dim> l = exprToDim(*b->lhs, allowProducts), r = exprToDim(*b->rhs, allowProducts);
+      if (!l || !r)
+        return std::nullopt;
+      switch (b->op) {
+      case Tok::Plus: out = Dim::add(*l, *r); break;
+      case Tok::Minus: out = Dim::sub(*l, *r); break;
+      case Tok::Star: out = Dim::mul(*l, *r); break;
+      case Tok::Slash:
+      case Tok::Percent: {
+        std::optional<int64_t> q = r->asConstant();
+        if (!q || *q < 1) {
+          diags_.error(code::E0212, b->rhs->span, "a dimension can only be divided by a positive constant");
+          return std::nullopt;
+        }
+        out = b->op == Tok::Slash ? Dim::div(*l, *q) : Dim::mod(*l, *q);
+        break;
+      }
+      default: break;
+      }
+      return checkedDim(out, e.span, allowProducts);
+    }
+    diags_.error(code::E0212, e.span, "`" + std::string(src_.slice(e.span)) + "` is not a dimension");
+    return std::nullopt;
+  }
+
+  /// A compile-time integer argument (`axis: 1`, `axis: -1` is not allowed).
+  std::optional<int64_t> constantInt(const Expr &e) {
+    record(e, Type::scalarType(Scalar::I64));
+    if (auto *i = e.as<IntExpr>()) {
+      int64_t v = 0;
+      auto [p, ec] = std::from_chars(i->text.data(), i->text.data() + i->text.size(), v);
+      if (ec == std::errc() && p == i->text.data() + i->text.size())
+        return v;
+    }
+    diags_.error(code::E0203, e.span, "`" + std::string(src_.slice(e.span)) + "` must be a constant axis number");
+    return std::nullopt;
+  }
+
+  std::optional<size_t> axisArgument(const CallExpr &c, size_t rank, bool required = true) {
+    for (const Arg &a : c.args) {
+      if (a.name != "axis")
+        continue;
+      std::optional<int64_t> v = constantInt(*a.value);
+      if (!v)
+        return std::nullopt;
+      if (*v < 0 || static_cast<size_t>(*v) >= rank) {
+        diags_.error(code::E0203, a.value->span, "axis " + std::to_string(*v) + " is out of range for a tensor of rank " +
+                                                     std::to_string(rank))
+            .note("axes count from 0");
+        return std::nullopt;
+      }
+      return static_cast<size_t>(*v);
+    }
+    if (required)
+      diags_.error(code::E0203, c.span, "`" + c.callee + "` needs `axis:`");
+    return std::nullopt;
+  }
+
+  /// "K = 3, N = 4 (M = 1)": the goal's variables first, then the others.
+  static std::string counterexampleText(const ProofResult &r, const std::set<std::string> &goalVars) {
+    std::string main, rest;
+    for (const auto &[name, value] : r.counterexample) {
+      std::string item = name + " = " + std::to_string(value);
+      std::string &to = goalVars.count(name) ? main : rest;
+      to += (to.empty() ? "" : ", ") + item;
+    }
+    if (main.empty())
+      return rest;
+    return rest.empty() ? main : main + " (" + rest + ")";
+  }
+
+  /// Proves `goal` in the function's context. On failure reports `code` at
+  /// `at` with the counterexample, and notes where the clashing shape
+  /// variables were introduced; a timeout or unknown is E0211.
+  bool prove(const Goal &goal, Span at, const char *errorCode, const std::string &message,
+             const ShapeContext *context = nullptr) {
+    if (goal.empty())
+      return true;
+    ProofResult r = solver_.prove(context ? *context : shapes_, goal);
+    if (r.status == ProofResult::Status::Proved)
+      return true;
+    std::set<std::string> goalVars;
+    std::string goalText;
+    for (const auto &clause : goal) {
+      // Clauses true for every value (0 <= 2) say nothing: leave them out.
+      bool trivial = std::any_of(clause.begin(), clause.end(), [](const Comparison &c) {
+        std::optional<Dim> diff = Dim::sub(c.lhs, c.rhs);
+        std::optional<int64_t> k = diff ? diff->asConstant() : std::nullopt;
+        if (!k)
+          return false;
+        switch (c.rel) {
+        case Rel::Eq: return *k == 0;
+        case Rel::Ne: return *k != 0;
+        case Rel::Lt: return *k < 0;
+        case Rel::Le: return *k <= 0;
+        case Rel::Gt: return *k > 0;
+        case Rel::Ge: return *k >= 0;
+        }
+        return false;
+      });
+      if (trivial)
+        continue;
+      std::string clauseText;
+      for (const Comparison &c : clause) {
+        std::set<std::string> vs = c.lhs.variables(), vr = c.rhs.variables();
+        goalVars.insert(vs.begin(), vs.end());
+        goalVars.insert(vr.begin(), vr.end());
+        clauseText += (clauseText.empty() ? "" : " or ") + c.str();
+      }
+      goalText += (goalText.empty() ? "" : ", ") + clauseText;
+    }
+    Diagnostic &d = r.status == ProofResult::Status::Refuted
+                        ? diags_.error(errorCode, at, message)
+                        : diags_.error(code::E0211, at, "could not prove " + goalText);
+    if (r.status == ProofResult::Status::Refuted) {
+      d.note("needs " + goalText + ", which fails for " + counterexampleText(r, goalVars));
+    } else {
+      d.note("the solver answered \"unknown\" (" + r.reason + "); an unproved shape fact is an error, never "
+             "an assumption")
+          .help("state what the code relies on in a `requires` clause, or raise --smt-timeout");
+    }
+    for (const std::string &v : goalVars)
+      if (auto it = shapeVars_.find(v); it != shapeVars_.end())
+        d.note(it->second, "`" + v + "` is introduced here");
+    return false;
+  }
+
+  /// Each dimension of `a` equal to that of `b`, with the same rank.
+  bool sameShape(const Type &a, const Type &b, Span at, const char *errorCode, const std::string &what) {
+    if (a.dims.size() != b.dims.size()) {
+      diags_.error(errorCode, at, what + ": `" + typeName(a) + "` and `" + typeName(b) + "` have different ranks");
+      return false;
+    }
+    Goal goal;
+    // Equal normal forms are settled by the solver's fast path (and counted).
+    for (size_t i = 0; i < a.dims.size(); ++i)
+      goal.push_back({{a.dims[i], Rel::Eq, b.dims[i]}});
+    return prove(goal, at, errorCode, what + ": `" + typeName(a) + "` and `" + typeName(b) + "` differ");
+  }
+
+  /// NumPy-style broadcasting of two shapes for a binary operator: ranks
+  /// aligned on the right, each pair provably equal or one side literally 1.
+  std::optional<std::vector<Dim>> broadcastShapes(const Type &l, const Type &r, Span at, const std::string &op) {
+    size_t rank = std::max(l.dims.size(), r.dims.size());
+    std::vector<Dim> out(rank);
+    Goal goal;
+    for (size_t i = 0; i < rank; ++i) {
+      const Dim *a = i + l.dims.size() >= rank ? &l.dims[i + l.dims.size() - rank] : nullptr;
+      const Dim *b = i + r.dims.size() >= rank ? &r.dims[i + r.dims.size() - rank] : nullptr;
+      if (!a || a->asConstant() == std::optional<int64_t>(1)) {
+        out[i] = b ? *b : *a;
+      } else if (!b || b->asConstant() == std::optional<int64_t>(1)) {
+        out[i] = *a;
+      } else {
+        out[i] = *a;
+        goal.push_back({{*a, Rel::Eq, *b}});
+      }
+    }
+    if (!prove(goal, at, code::E0200, "shapes do not match in `" + op + "`: `" + typeName(l) + "` and `" +
+                                          typeName(r) + "`"))
+      return std::nullopt;
+    return out;
+  }
+
   //===-- Bodies ---------------------------------------------------------===//
 
   struct Var {
@@ -260,6 +574,17 @@ private:
   void checkFunction(const FunctionDecl &fn, const FunctionSig &sig) {
     scopes_.clear();
     pushScope();
+    shapeVars_.clear();
+    shapes_ = ShapeContext{};
+    shapes_.facts = sig.refinements;
+    shapes_.noDefaultLowerBound = sig.noDefaultLowerBound;
+    for (const Param &p : fn.params) {
+      std::vector<std::pair<std::string, Span>> names;
+      for (const auto &d : p.type.dims)
+        collectDimNames(*d, names);
+      for (auto &[name, span] : names)
+        shapeVars_.emplace(name, span);
+    }
     // Shape variables are readable as `int` values in the body.
     for (const Param &p : fn.params) {
       std::vector<std::pair<std::string, Span>> names;
@@ -303,6 +628,8 @@ private:
   void checkTest(const TestDecl &t) {
     scopes_.clear();
     pushScope();
+    shapeVars_.clear();
+    shapes_ = ShapeContext{};
     returnType_ = Type::voidType();
     effects_.clear();
     allEffects_ = true; // a test is the harness: it may use every effect
@@ -507,6 +834,10 @@ private:
   void requireAssignable(const Expr &e, const Type &from, const Type &to, const std::string &what) {
     if (from.is(Kind::Error) || to.is(Kind::Error) || from == to)
       return;
+    if (from.is(Kind::Tensor) && to.is(Kind::Tensor) && from.scalar == to.scalar) {
+      sameShape(from, to, e.span, code::E0210, "the shape of " + what + " is not the declared one");
+      return;
+    }
     std::string source = std::string(src_.slice(e.span));
     bool lowPrecision = (from.is(Kind::Scalar) && isLowPrecision(from.scalar)) ||
                         (to.is(Kind::Scalar) && isLowPrecision(to.scalar)) ||
@@ -717,7 +1048,7 @@ private:
       return arithmeticResult(b.op, b.span, l, r, std::string(src_.slice(b.lhs->span)), *b.rhs);
     // & | ^: integers or bool.
     if (sameValueType(l, r) && (isInteger(l.scalar) || l.scalar == Scalar::Bool))
-      return tensorOr(l, r);
+      return elementwise(l, r, b.span, std::string(tokenSpelling(b.op)));
     if (!sameValueType(l, r))
       return mismatch(b.op, b.span, l, r, std::string(src_.slice(b.lhs->span)), std::string(src_.slice(b.rhs->span)));
     diags_.error(code::E0110, b.opSpan, "`" + std::string(tokenSpelling(b.op)) + "` is not defined for `" +
@@ -729,11 +1060,15 @@ private:
   static bool sameValueType(const Type &l, const Type &r) {
     return isValue(l) && isValue(r) && l.scalar == r.scalar;
   }
-  /// Tensor op tensor, tensor op scalar (broadcast sugar), scalar op scalar.
-  static Type tensorOr(const Type &l, const Type &r) {
-    if (l.is(Kind::Tensor))
-      return l;
-    return r;
+  /// The result of an elementwise operation: tensor op tensor (NumPy-style
+  /// broadcasting sugar where provable), tensor op scalar (the scalar is
+  /// broadcast), scalar op scalar. The element type is the operands'.
+  Type elementwise(const Type &l, const Type &r, Span at, const std::string &op) {
+    if (l.is(Kind::Tensor) && r.is(Kind::Tensor)) {
+      std::optional<std::vector<Dim>> dims = broadcastShapes(l, r, at, op);
+      return dims ? Type::tensor(l.scalar, *dims) : Type::error();
+    }
+    return l.is(Kind::Tensor) ? l : r;
   }
 
   Type mismatch(Tok op, Span at, const Type &l, const Type &r, const std::string &ls, const std::string &rs) {
@@ -783,7 +1118,7 @@ private:
           .note("f16, bf16 and tf32 have + - * / (SFEP-0054 §3.5)");
       return Type::error();
     }
-    return tensorOr(l, r);
+    return elementwise(l, r, at, std::string(tokenSpelling(op)));
   }
 
   Type comparison(const BinaryExpr &b, const Type &l, const Type &r) {
@@ -793,7 +1128,7 @@ private:
     if (ordered && l.scalar == Scalar::Bool)
       diags_.error(code::E0110, b.opSpan, "`" + std::string(tokenSpelling(b.op)) + "` is not defined for `bool`");
     if (l.is(Kind::Tensor) || r.is(Kind::Tensor)) {
-      Type t = tensorOr(l, r);
+      Type t = elementwise(l, r, b.span, std::string(tokenSpelling(b.op)));
       t.scalar = Scalar::Bool;
       return t;
     }
@@ -811,7 +1146,7 @@ private:
     if (from.is(Kind::Error) || to.is(Kind::Error))
       return to;
     if (from.is(Kind::Tensor) && to.is(Kind::Scalar))
-      return Type::tensor(to.scalar, from.dims, from.shapeKnown); // elementwise cast
+      return Type::tensor(to.scalar, from.dims); // elementwise cast
     if (from.is(Kind::Scalar) && to.is(Kind::Scalar)) {
       bool fromBool = from.scalar == Scalar::Bool, toBool = to.scalar == Scalar::Bool;
       if (!fromBool && !toBool)
@@ -846,8 +1181,8 @@ private:
       diags_.error(code::E0110, ix.span, "`" + typeName(base) + "` cannot be indexed");
       return Type::error();
     }
-    if (base.shapeKnown && base.dims.size() != ix.indices.size())
-      diags_.error(code::E0110, ix.span, "`" + typeName(base) + "` has " + std::to_string(base.dims.size()) +
+    if (base.dims.size() != ix.indices.size())
+      diags_.error(code::E0203, ix.span, "`" + typeName(base) + "` has " + std::to_string(base.dims.size()) +
                                              " dimensions but " + std::to_string(ix.indices.size()) +
                                              (ix.indices.size() == 1 ? " index is" : " indices are") + " given");
     return Type::scalarType(base.scalar);
@@ -898,6 +1233,8 @@ private:
   Type userCall(const CallExpr &c, const FunctionSig &sig) {
     requireEffects(c, sig.effects);
     size_t positional = 0;
+    std::vector<std::pair<size_t, Type>> tensorArgs; // parameter index, argument type
+    std::vector<const Expr *> argExprs;
     for (const Arg &a : c.args) {
       if (!a.name.empty()) {
         diags_.error(code::E0113, a.nameSpan, "`" + c.callee + "` takes no named arguments");
@@ -906,16 +1243,95 @@ private:
       }
       const Type *want = positional < sig.params.size() ? &sig.params[positional] : nullptr;
       Type t = expr(*a.value, want);
-      if (want)
+      argExprs.push_back(a.value.get());
+      if (want && want->is(Kind::Tensor) && t.is(Kind::Tensor) && t.scalar == want->scalar)
+        tensorArgs.push_back({positional, t}); // shapes: bound below
+      else if (want)
         requireAssignable(*a.value, t, *want, "argument " + std::to_string(positional + 1) + " of `" + c.callee + "`");
       ++positional;
     }
-    if (positional != sig.params.size())
+    if (positional != sig.params.size()) {
       diags_.error(code::E0103, c.span, "`" + c.callee + "` takes " + std::to_string(sig.params.size()) +
                                             " argument" + (sig.params.size() == 1 ? "" : "s") + " but " +
                                             std::to_string(positional) + (positional == 1 ? " was" : " were") + " given")
           .note(sig.decl->nameSpan, "`" + c.callee + "` is defined here");
-    return sig.result;
+      return sig.result;
+    }
+    std::optional<std::map<std::string, Dim>> bindings = bindShapes(c, sig, tensorArgs, argExprs);
+    if (!bindings)
+      return Type::error();
+    if (!sig.result.is(Kind::Tensor))
+      return sig.result;
+    std::vector<Dim> dims;
+    for (const Dim &d : sig.result.dims) {
+      std::optional<Dim> bound = d.substitute(*bindings);
+      if (!bound)
+        return Type::error();
+      dims.push_back(*bound);
+    }
+    return Type::tensor(sig.result.scalar, dims);
+  }
+
+  /// Binds the callee's shape variables from the arguments' shapes, proves
+  /// the remaining parameter dimensions and the callee's `requires` in the
+  /// caller's context. nullopt after reporting a failure.
+  std::optional<std::map<std::string, Dim>> bindShapes(const CallExpr &c, const FunctionSig &sig,
+                                                       const std::vector<std::pair<size_t, Type>> &args,
+                                                       const std::vector<const Expr *> &argExprs) {
+    std::map<std::string, Dim> bindings;
+    for (const auto &[index, arg] : args) {
+      const Type &param = sig.params[index];
+      if (param.dims.size() != arg.dims.size()) {
+        diags_.error(code::E0209, argExprs[index]->span, "argument " + std::to_string(index + 1) + " of `" + c.callee +
+                                                             "` has rank " + std::to_string(arg.dims.size()) +
+                                                             " but the parameter `" + typeName(param) + "` has rank " +
+                                                             std::to_string(param.dims.size()))
+            .note(sig.decl->params[index].nameSpan, "the parameter is declared here");
+        return std::nullopt;
+      }
+      for (size_t d = 0; d < param.dims.size(); ++d) {
+        const Dim &p = param.dims[d];
+        bool lone = p.terms().size() == 1 && p.constantTerm() == 0 && p.terms()[0].second == 1 &&
+                    p.terms()[0].first.kind == DimAtom::Kind::Var;
+        if (lone)
+          bindings.emplace(p.terms()[0].first.name, arg.dims[d]);
+      }
+    }
+    Goal goal;
+    for (const auto &[index, arg] : args) {
+      for (size_t d = 0; d < arg.dims.size(); ++d) {
+        const Dim &p = sig.params[index].dims[d];
+        for (const std::string &v : p.variables())
+          if (!bindings.count(v)) {
+            diags_.error(code::E0209, argExprs[index]->span, "cannot tell `" + v + "` of `" + c.callee +
+                                                                 "` from the arguments")
+                .note(sig.decl->params[index].nameSpan, "`" + v + "` appears only inside `" + p.str() + "` here")
+                .help("give `" + v + "` a dimension of its own in some parameter");
+            return std::nullopt;
+          }
+        std::optional<Dim> expected = p.substitute(bindings);
+        if (!expected)
+          return std::nullopt;
+        goal.push_back({{arg.dims[d], Rel::Eq, *expected}});
+      }
+    }
+    if (!prove(goal, c.span, code::E0209, "the arguments of `" + c.callee + "` do not have the shapes it declares"))
+      return std::nullopt;
+    // The callee's requires, in the caller's context.
+    for (size_t i = 0; i < sig.refinements.size(); ++i) {
+      const Comparison &r = sig.refinements[i];
+      std::optional<Dim> l = r.lhs.substitute(bindings), rr = r.rhs.substitute(bindings);
+      if (!l || !rr)
+        return std::nullopt;
+      size_t before = diags_.diagnostics().size();
+      if (!prove({{{*l, r.rel, *rr}}}, c.span, code::E0208,
+                 "`" + c.callee + "` requires " + r.str() + ", which may not hold here")) {
+        if (diags_.diagnostics().size() > before)
+          const_cast<Diagnostic &>(diags_.diagnostics().back()).note(sig.refinementSpans[i], "required here");
+        return std::nullopt;
+      }
+    }
+    return bindings;
   }
 
   /// A type-valued argument (`dtype: f32`, `acc: f64`).
@@ -969,8 +1385,15 @@ private:
         dtype = typeArgument(a);
       else if (a.name == "acc")
         acc = typeArgument(a);
-      else
-        builtinArgument(*a.value, nullptr);
+      else if (a.name == "keepdims") {
+        Type t = expr(*a.value, nullptr);
+        if (!a.value->as<BoolExpr>() && !t.is(Kind::Error))
+          diags_.error(code::E0106, a.value->span, "`keepdims:` takes `true` or `false`");
+      } else if (a.name == "seed") {
+        Type i64 = Type::scalarType(Scalar::I64);
+        requireAssignable(*a.value, expr(*a.value, &i64), i64, "`seed:`");
+      }
+      // axis, start and stop are read by the rules below.
     }
     auto arity = [&](size_t lo, size_t hi) {
       if (positional.size() >= lo && positional.size() <= hi)
@@ -992,7 +1415,38 @@ private:
       }
       return positional[i];
     };
-    auto unknownShape = [](Scalar dt) { return Type::tensor(dt, {}, false); };
+    auto named = [&](const char *name) -> const Expr * {
+      for (const Arg &a : c.args)
+        if (a.name == name)
+          return a.value.get();
+      return nullptr;
+    };
+    /// A `[d1, d2, ...]` argument as dimensions.
+    auto dimList = [&](size_t i, bool allowProducts) -> std::optional<std::vector<Dim>> {
+      auto *list = i < positionalExprs.size() ? positionalExprs[i]->as<ArrayExpr>() : nullptr;
+      if (!list) {
+        if (i < positionalExprs.size())
+          diags_.error(code::E0212, positionalExprs[i]->span, "`" + c.callee + "` needs a shape here, e.g. `[B, D]`");
+        return std::nullopt;
+      }
+      std::vector<Dim> dims;
+      bool ok = true;
+      for (const ExprPtr &e : list->elements) {
+        std::optional<Dim> d = exprToDim(*e, allowProducts);
+        ok &= d.has_value();
+        if (d)
+          dims.push_back(*d);
+      }
+      return ok ? std::optional(dims) : std::nullopt;
+    };
+    auto admitted = [&](OpClass op, Scalar dt, size_t argIndex) {
+      if (admits(op, dt))
+        return true;
+      diags_.error(code::E0213, positionalExprs[argIndex]->span, "`" + c.callee + "` is not defined for `" +
+                                                                      std::string(scalarName(dt)) + "` elements")
+          .note(std::string("`") + c.callee + "` takes " + admittedText(op));
+      return false;
+    };
     switch (b) {
     case Builtin::Print: {
       requireEffects(c, {"io"});
@@ -1009,16 +1463,22 @@ private:
         fp8Arithmetic(c.span, c.callee, t->scalar, std::string(src_.slice(positionalExprs[0]->span)), "");
         return Type::error();
       }
+      if (!admitted(unaryClass(c.callee), t->scalar, 0)) return Type::error();
       return *t;
     }
     case Builtin::Binary: {
       if (!arity(2, 2)) return Type::error();
       auto l = tensorArg(0), r = tensorArg(1);
       if (!l || !r) return Type::error();
+      std::string ls(src_.slice(positionalExprs[0]->span)), rs(src_.slice(positionalExprs[1]->span));
       if (!sameValueType(*l, *r))
-        return mismatch(Tok::Comma, c.span, *l, *r, std::string(src_.slice(positionalExprs[0]->span)),
-                        std::string(src_.slice(positionalExprs[1]->span)));
-      return tensorOr(*l, *r);
+        return mismatch(Tok::Comma, c.span, *l, *r, ls, rs);
+      if (l->is(Kind::Scalar) && r->is(Kind::Scalar) && isFp8(l->scalar)) {
+        fp8Arithmetic(c.span, c.callee, l->scalar, ls, rs);
+        return Type::error();
+      }
+      if (!admitted(OpClass::Arithmetic, l->scalar, 0)) return Type::error();
+      return elementwise(*l, *r, c.span, c.callee);
     }
     case Builtin::Matmul: {
       if (!arity(2, 2)) return Type::error();
@@ -1027,71 +1487,260 @@ private:
       if (l->scalar != r->scalar)
         return mismatch(Tok::Comma, c.span, *l, *r, std::string(src_.slice(positionalExprs[0]->span)),
                         std::string(src_.slice(positionalExprs[1]->span)));
-      return unknownShape(accumulator(c, l->scalar, acc));
+      if (!admitted(OpClass::Arithmetic, l->scalar, 0)) return Type::error();
+      Scalar result = accumulator(c, l->scalar, acc);
+      size_t rank = l->dims.size();
+      if ((rank != 2 && rank != 3) || r->dims.size() != rank) {
+        diags_.error(code::E0202, c.span, "`matmul` takes [M, K] x [K, N] or [B, M, K] x [B, K, N], not `" +
+                                              typeName(*l) + "` x `" + typeName(*r) + "`")
+            .note("reshape leading dimensions into one batch dimension first");
+        return Type::error();
+      }
+      const Dim &k1 = l->dims[rank - 1], &k2 = r->dims[rank - 2];
+      Goal contraction = {{{k1, Rel::Eq, k2}}};
+      if (!prove(contraction, c.span, code::E0201, "the contraction dimensions of `matmul` differ: `" +
+                                                       k1.str() + "` in `" + typeName(*l) + "` and `" + k2.str() +
+                                                       "` in `" + typeName(*r) + "`"))
+        return Type::error();
+      std::vector<Dim> dims;
+      if (rank == 3) {
+        Goal batch = {{{l->dims[0], Rel::Eq, r->dims[0]}}};
+        if (!prove(batch, c.span, code::E0202, "the batch dimensions of `matmul` differ: `" + l->dims[0].str() +
+                                                   "` and `" + r->dims[0].str() + "`"))
+          return Type::error();
+        dims.push_back(l->dims[0]);
+      }
+      dims.push_back(l->dims[rank - 2]);
+      dims.push_back(r->dims[rank - 1]);
+      return Type::tensor(result, dims);
     }
-    case Builtin::Reduce: {
+    case Builtin::Reduce:
+    case Builtin::ReduceIndex:
+    case Builtin::ReduceBool: {
       if (!arity(1, 1)) return Type::error();
       auto t = tensorArg(0);
       if (!t) return Type::error();
-      bool accumulates = c.callee != "max" && c.callee != "min";
-      Scalar result = accumulates ? accumulator(c, t->scalar, acc) : t->scalar;
+      OpClass op = b == Builtin::ReduceBool ? OpClass::ReduceLogic
+                   : c.callee == "mean"     ? OpClass::FloatMath
+                                            : OpClass::Reduce;
+      if (!admitted(op, t->scalar, 0)) return Type::error();
+      std::optional<size_t> axis = axisArgument(c, t->dims.size());
+      if (!axis) return Type::error();
+      const Expr *keep = named("keepdims");
+      bool keepdims = keep && keep->as<BoolExpr>() && keep->as<BoolExpr>()->value;
+      std::vector<Dim> dims;
+      for (size_t i = 0; i < t->dims.size(); ++i) {
+        if (i != *axis)
+          dims.push_back(t->dims[i]);
+        else if (keepdims)
+          dims.push_back(Dim::constant(1));
+      }
+      bool accumulates = b == Builtin::Reduce && c.callee != "max" && c.callee != "min";
       if (!accumulates && acc)
         diags_.error(code::E0113, c.span, "`" + c.callee + "` does not accumulate: it takes no `acc:`");
-      return unknownShape(result);
+      Scalar result = b == Builtin::ReduceIndex ? Scalar::I64
+                      : b == Builtin::ReduceBool ? Scalar::Bool
+                      : accumulates              ? accumulator(c, t->scalar, acc)
+                                                 : t->scalar;
+      return Type::tensor(result, dims);
     }
-    case Builtin::ReduceIndex:
-      if (!arity(1, 1) || !tensorArg(0)) return Type::error();
-      return unknownShape(Scalar::I64);
-    case Builtin::ReduceBool:
-      if (!arity(1, 1) || !tensorArg(0)) return Type::error();
-      return unknownShape(Scalar::Bool);
-    case Builtin::Transpose:
-    case Builtin::Reshape:
+    case Builtin::Transpose: {
+      if (!arity(2, 2)) return Type::error();
+      auto t = tensorArg(0);
+      if (!t) return Type::error();
+      auto *perm = positionalExprs[1]->as<ArrayExpr>();
+      std::vector<int64_t> axes;
+      bool ok = perm != nullptr;
+      if (perm)
+        for (const ExprPtr &e : perm->elements) {
+          std::optional<int64_t> v = constantInt(*e);
+          ok &= v.has_value();
+          axes.push_back(v.value_or(-1));
+        }
+      std::vector<int64_t> sorted = axes;
+      std::sort(sorted.begin(), sorted.end());
+      for (size_t i = 0; ok && i < sorted.size(); ++i)
+        ok = sorted[i] == static_cast<int64_t>(i);
+      if (!ok || axes.size() != t->dims.size()) {
+        diags_.error(code::E0204, positionalExprs[1]->span, "`" + std::string(src_.slice(positionalExprs[1]->span)) +
+                                                                "` is not a permutation of the " +
+                                                                std::to_string(t->dims.size()) + " axes of `" +
+                                                                typeName(*t) + "`");
+        return Type::error();
+      }
+      std::vector<Dim> dims;
+      for (int64_t a : axes)
+        dims.push_back(t->dims[static_cast<size_t>(a)]);
+      return Type::tensor(t->scalar, dims);
+    }
+    case Builtin::Reshape: {
+      if (!arity(2, 2)) return Type::error();
+      auto t = tensorArg(0);
+      auto target = dimList(1, /*allowProducts=*/true);
+      if (!t || !target) return Type::error();
+      // Phase 0 §10: the volume equality is asserted, not proved.
+      shapes_.volumes.push_back({t->dims, *target});
+      return Type::tensor(t->scalar, *target);
+    }
     case Builtin::Broadcast: {
       if (!arity(2, 2)) return Type::error();
       auto t = tensorArg(0);
-      return t ? unknownShape(t->scalar) : Type::error();
+      auto target = dimList(1, false);
+      if (!t || !target) return Type::error();
+      if (t->dims.size() > target->size()) {
+        diags_.error(code::E0205, c.span, "cannot broadcast `" + typeName(*t) + "` to a shape of lower rank");
+        return Type::error();
+      }
+      size_t pad = target->size() - t->dims.size();
+      Goal goal;
+      for (size_t i = 0; i < t->dims.size(); ++i) {
+        const Dim &from = t->dims[i], &to = (*target)[pad + i];
+        goal.push_back({{from, Rel::Eq, to}, {from, Rel::Eq, Dim::constant(1)}});
+      }
+      if (!prove(goal, c.span, code::E0205, "`" + typeName(*t) + "` does not broadcast to `[" +
+                                                joinDims(*target) + "]`"))
+        return Type::error();
+      return Type::tensor(t->scalar, *target);
     }
     case Builtin::Slice: {
       if (!arity(1, 1)) return Type::error();
       auto t = tensorArg(0);
-      return t ? unknownShape(t->scalar) : Type::error();
+      if (!t) return Type::error();
+      std::optional<size_t> axis = axisArgument(c, t->dims.size());
+      const Expr *startExpr = named("start"), *stopExpr = named("stop");
+      if (!startExpr || !stopExpr) {
+        diags_.error(code::E0203, c.span, "`slice` needs `axis:`, `start:` and `stop:`");
+        return Type::error();
+      }
+      std::optional<Dim> start = exprToDim(*startExpr, false), stop = exprToDim(*stopExpr, false);
+      if (!axis || !start || !stop) return Type::error();
+      const Dim &extent = t->dims[*axis];
+      Goal goal = {{{Dim::constant(0), Rel::Le, *start}}, {{*start, Rel::Le, *stop}}, {{*stop, Rel::Le, extent}}};
+      if (!prove(goal, c.span, code::E0206, "the slice [" + start->str() + ", " + stop->str() + ") may not lie within "
+                                                "axis " + std::to_string(*axis) + " of `" + typeName(*t) + "`"))
+        return Type::error();
+      std::vector<Dim> dims = t->dims;
+      std::optional<Dim> length = Dim::sub(*stop, *start);
+      if (!length) return Type::error();
+      dims[*axis] = *length;
+      return Type::tensor(t->scalar, dims);
     }
     case Builtin::Concat: {
       if (!arity(1, ~size_t{0})) return Type::error();
-      std::optional<Type> first;
+      std::optional<Type> acc0;
       for (size_t i = 0; i < positional.size(); ++i) {
         auto t = tensorArg(i);
         if (!t) return Type::error();
-        if (first && first->scalar != t->scalar)
-          return mismatch(Tok::Comma, positionalExprs[i]->span, *first, *t, std::string(src_.slice(positionalExprs[0]->span)),
+        if (!acc0) {
+          acc0 = t;
+          continue;
+        }
+        if (acc0->scalar != t->scalar)
+          return mismatch(Tok::Comma, positionalExprs[i]->span, *acc0, *t,
+                          std::string(src_.slice(positionalExprs[0]->span)),
                           std::string(src_.slice(positionalExprs[i]->span)));
-        if (!first) first = t;
+        if (acc0->dims.size() != t->dims.size()) {
+          diags_.error(code::E0207, positionalExprs[i]->span, "`concat` of tensors of different ranks: `" +
+                                                                  typeName(*acc0) + "` and `" + typeName(*t) + "`");
+          return Type::error();
+        }
       }
-      return unknownShape(first->scalar);
+      std::optional<size_t> axis = axisArgument(c, acc0->dims.size());
+      if (!axis) return Type::error();
+      // Left-associated: concat(x, y, z) = concat(concat(x, y), z).
+      std::vector<Dim> dims = acc0->dims;
+      for (size_t i = 1; i < positional.size(); ++i) {
+        Goal goal;
+        for (size_t d = 0; d < dims.size(); ++d)
+          if (d != *axis)
+            goal.push_back({{dims[d], Rel::Eq, positional[i].dims[d]}});
+        if (!prove(goal, positionalExprs[i]->span, code::E0207,
+                   "`concat` along axis " + std::to_string(*axis) + " needs the other dimensions equal: `" +
+                       typeName(Type::tensor(acc0->scalar, dims)) + "` and `" + typeName(positional[i]) + "`"))
+          return Type::error();
+        std::optional<Dim> sum = Dim::add(dims[*axis], positional[i].dims[*axis]);
+        if (!sum) return Type::error();
+        dims[*axis] = *sum;
+      }
+      return Type::tensor(acc0->scalar, dims);
     }
     case Builtin::Full: {
-      if (!arity(2, 2) || positional[1].is(Kind::Error)) return Type::error();
+      if (!arity(2, 2)) return Type::error();
+      auto dims = dimList(0, false);
+      if (positional[1].is(Kind::Error) || !dims) return Type::error();
       if (!positional[1].is(Kind::Scalar)) {
         diags_.error(code::E0106, positionalExprs[1]->span, "`full` fills with a scalar, found `" + typeName(positional[1]) + "`");
         return Type::error();
       }
-      return unknownShape(positional[1].scalar);
+      return Type::tensor(positional[1].scalar, *dims);
     }
     case Builtin::Zeros:
-    case Builtin::TensorLit:
+    case Builtin::Random: {
       if (!arity(1, 1)) return Type::error();
-      return unknownShape(dtype.value_or(b == Builtin::Zeros ? Scalar::F32 : Scalar::F64));
-    case Builtin::Iota:
+      auto dims = dimList(0, false);
+      if (!dims) return Type::error();
+      return Type::tensor(dtype.value_or(Scalar::F32), *dims);
+    }
+    case Builtin::Iota: {
       if (!arity(1, 1)) return Type::error();
-      return unknownShape(dtype.value_or(Scalar::I64));
-    case Builtin::Random:
+      auto dims = dimList(0, false);
+      if (!dims) return Type::error();
+      if (!axisArgument(c, dims->size())) return Type::error();
+      return Type::tensor(dtype.value_or(Scalar::I64), *dims);
+    }
+    case Builtin::TensorLit: {
       if (!arity(1, 1)) return Type::error();
-      return unknownShape(dtype.value_or(Scalar::F32));
+      std::vector<Dim> dims;
+      if (!nestedShape(*positionalExprs[0], dims, 0)) return Type::error();
+      return Type::tensor(dtype.value_or(Scalar::F64), dims);
+    }
     case Builtin::None:
       break;
     }
     return Type::error();
+  }
+
+  /// The shape of nested `[...]` data: every row of a level the same length.
+  bool nestedShape(const Expr &e, std::vector<Dim> &dims, size_t) {
+    std::vector<size_t> lengths; // along the first elements
+    for (const Expr *cur = &e; auto *list = cur->as<ArrayExpr>(); cur = list->elements[0].get()) {
+      if (list->elements.empty()) {
+        diags_.error(code::E0212, cur->span, "`tensor` data cannot be empty: dimensions are at least 1");
+        return false;
+      }
+      lengths.push_back(list->elements.size());
+    }
+    if (lengths.empty()) {
+      diags_.error(code::E0212, e.span, "`tensor` takes nested `[...]` data");
+      return false;
+    }
+    std::function<bool(const Expr &, size_t)> regular = [&](const Expr &x, size_t depth) {
+      auto *list = x.as<ArrayExpr>();
+      bool ok = depth == lengths.size() ? list == nullptr : list && list->elements.size() == lengths[depth];
+      if (!ok) {
+        diags_.error(code::E0212, x.span, "ragged `tensor` data: every row of a level needs " +
+                                              (depth < lengths.size() ? std::to_string(lengths[depth]) + " elements"
+                                                                      : std::string("to hold values, not rows")));
+        return false;
+      }
+      if (list)
+        for (const ExprPtr &y : list->elements)
+          if (!regular(*y, depth + 1))
+            return false;
+      return true;
+    };
+    if (!regular(e, 0))
+      return false;
+    for (size_t n : lengths)
+      dims.push_back(Dim::constant(static_cast<int64_t>(n)));
+    return true;
+  }
+
+  static std::string joinDims(const std::vector<Dim> &dims) {
+    std::string s;
+    for (size_t i = 0; i < dims.size(); ++i)
+      s += (i ? ", " : "") + dims[i].str();
+    return s;
   }
 
   static std::vector<std::string_view> namedArgumentsOf(Builtin b) {
@@ -1161,7 +1810,10 @@ private:
 
   const SourceManager &src_;
   DiagnosticEngine &diags_;
+  ShapeSolver &solver_;
   CheckedProgram out_;
+  ShapeContext shapes_;                 ///< the current function's shape facts
+  std::map<std::string, Span> shapeVars_; ///< shape variable -> where introduced
   std::vector<std::unordered_map<std::string, Var>> scopes_;
   Type returnType_;
   std::set<std::string> effects_;
@@ -1171,8 +1823,14 @@ private:
 
 } // namespace
 
+CheckedProgram check(const SourceManager &sources, const Program &program, DiagnosticEngine &diags,
+                     ShapeSolver &solver) {
+  return Checker(sources, diags, solver).run(program);
+}
+
 CheckedProgram check(const SourceManager &sources, const Program &program, DiagnosticEngine &diags) {
-  return Checker(sources, diags).run(program);
+  ShapeSolver solver;
+  return check(sources, program, diags, solver);
 }
 
 } // namespace keel::sema

@@ -106,7 +106,7 @@ bool Type::operator==(const Type &o) const {
   case Kind::TypeName:
     return scalar == o.scalar;
   case Kind::Tensor:
-    return scalar == o.scalar && (!shapeKnown || !o.shapeKnown || dims == o.dims);
+    return scalar == o.scalar && dims == o.dims;
   default:
     return true;
   }
@@ -122,10 +122,8 @@ std::string typeName(const Type &t) {
   case Type::Kind::TypeName: return "type " + std::string(scalarName(t.scalar));
   case Type::Kind::Tensor: {
     std::string s = "Tensor<" + std::string(scalarName(t.scalar)) + ", [";
-    if (!t.shapeKnown)
-      return s + "?]>";
     for (size_t i = 0; i < t.dims.size(); ++i)
-      s += (i ? ", " : "") + t.dims[i];
+      s += (i ? ", " : "") + t.dims[i].str();
     return s + "]>";
   }
   }

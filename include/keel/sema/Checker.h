@@ -15,6 +15,7 @@
 #ifndef KEEL_SEMA_CHECKER_H
 #define KEEL_SEMA_CHECKER_H
 
+#include "keel/sema/Solver.h"
 #include "keel/sema/Types.h"
 #include "keel/support/Diagnostics.h"
 #include "keel/syntax/AST.h"
@@ -32,6 +33,11 @@ struct FunctionSig {
   std::vector<Type> params;
   Type result;
   std::set<std::string> effects;
+  /// The `requires` clause, in normal form, with the span of each predicate.
+  std::vector<Comparison> refinements;
+  std::vector<Span> refinementSpans;
+  /// Shape variables without the default lower bound 1.
+  std::set<std::string> noDefaultLowerBound;
 };
 
 struct CheckedProgram {
@@ -44,6 +50,9 @@ struct CheckedProgram {
 
 CheckedProgram check(const SourceManager &sources, const syntax::Program &program,
                      DiagnosticEngine &diags);
+/// With a caller's solver: its timeout, cache and statistics.
+CheckedProgram check(const SourceManager &sources, const syntax::Program &program,
+                     DiagnosticEngine &diags, ShapeSolver &solver);
 
 } // namespace keel::sema
 

@@ -3,14 +3,15 @@
 // Scalar types are a closed enum with exact identity: f16 != bf16, tf32 !=
 // f32, the two fp8 formats differ, and there is no promotion lattice
 // (SFEP-0054 §3.2). `int` is i64 and `float` is f64 (the same types, two
-// spellings). A tensor type is a dtype and its dimensions; the dimensions
-// are kept as written here and are given meaning by the shape checker.
+// spellings). A tensor type is a dtype and its dimensions in normal form
+// (Dim.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KEEL_SEMA_TYPES_H
 #define KEEL_SEMA_TYPES_H
 
 #include "keel/numerics/Format.h"
+#include "keel/sema/Dim.h"
 
 #include <optional>
 #include <string>
@@ -50,9 +51,8 @@ struct Type {
     TypeName,     ///< `f32` in `dtype: f32` and `acc: f32`
   };
   Kind kind = Kind::Error;
-  Scalar scalar = Scalar::Bool;  ///< Scalar, Tensor (dtype), TypeName
-  std::vector<std::string> dims; ///< Tensor: as written; empty with !shapeKnown
-  bool shapeKnown = false;
+  Scalar scalar = Scalar::Bool; ///< Scalar, Tensor (dtype), TypeName
+  std::vector<Dim> dims;        ///< Tensor: the shape, in normal form
 
   static Type of(Kind k, Scalar s = Scalar::Bool) {
     Type t;
@@ -63,17 +63,17 @@ struct Type {
   static Type error() { return of(Kind::Error); }
   static Type voidType() { return of(Kind::Void); }
   static Type scalarType(Scalar s) { return of(Kind::Scalar, s); }
-  static Type tensor(Scalar dtype, std::vector<std::string> dims, bool known) {
+  static Type tensor(Scalar dtype, std::vector<Dim> dims) {
     Type t = of(Kind::Tensor, dtype);
     t.dims = std::move(dims);
-    t.shapeKnown = known;
     return t;
   }
 
   bool is(Kind k) const { return kind == k; }
   bool isScalar(Scalar s) const { return kind == Kind::Scalar && scalar == s; }
   bool isNumericScalar() const { return kind == Kind::Scalar && scalar != Scalar::Bool; }
-  /// Exact identity (shapes compared as written when both are known).
+  /// Exact identity; shapes compare by normal form (the checker asks the
+  /// solver about shapes that differ in form).
   bool operator==(const Type &o) const;
 };
 

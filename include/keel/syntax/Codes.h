@@ -39,6 +39,21 @@ namespace keel {
   X(E0112, "a cast between types that do not convert")                          \
   X(E0113, "a named argument a function does not take, or given twice")         \
   X(E0114, "a `main` function with the wrong signature")                        \
+  /* Shapes (Phase 0 §4-§14). */                                                 \
+  X(E0200, "elementwise operands whose shapes differ and do not broadcast")       \
+  X(E0201, "a matmul whose contraction dimensions differ")                       \
+  X(E0202, "a matmul of unsupported ranks or different batch dimensions")        \
+  X(E0203, "an axis that is missing, not a constant, or out of range; an index count that is not the rank") \
+  X(E0204, "a transpose whose permutation is not one")                           \
+  X(E0205, "a broadcast to a shape the tensor does not broadcast to")            \
+  X(E0206, "slice bounds that may fall outside the dimension")                   \
+  X(E0207, "a concat whose other dimensions differ")                             \
+  X(E0208, "a call whose callee's requires clause may not hold")                \
+  X(E0209, "call arguments whose shapes do not match the parameters")            \
+  X(E0210, "a value whose shape is not the declared one")                       \
+  X(E0211, "a shape fact the solver could not prove (unknown or timeout)")      \
+  X(E0212, "a dimension outside the allowed arithmetic, or a name that is not a shape variable") \
+  X(E0213, "a tensor operation on an element type it does not take")            \
   /* Effects. */                                                                \
   X(E0120, "a call whose effects the caller does not declare")                  \
   X(E0121, "an effect name that does not exist")                                \

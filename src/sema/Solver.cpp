@@ -1,0 +1,238 @@
+//===- Solver.cpp - Normal-form fast path and Z3 -------------------------===//
+#include "keel/sema/Solver.h"
+
+#include <chrono>
+#include <z3++.h>
+
+namespace keel::sema {
+
+std::string_view relSpelling(Rel r) {
+  switch (r) {
+  case Rel::Eq: return "==";
+  case Rel::Ne: return "!=";
+  case Rel::Lt: return "<";
+  case Rel::Le: return "<=";
+  case Rel::Gt: return ">";
+  case Rel::Ge: return ">=";
+  }
+  return "?";
+}
+
+std::string Comparison::str() const {
+  return lhs.str() + " " + std::string(relSpelling(rel)) + " " + rhs.str();
+}
+
+std::string ShapeContext::fingerprint() const {
+  std::string s;
+  for (const Comparison &c : facts)
+    s += c.str() + ";";
+  for (const auto &[a, b] : volumes) {
+    s += "vol(";
+    for (const Dim &d : a)
+      s += d.str() + ",";
+    s += ")=(";
+    for (const Dim &d : b)
+      s += d.str() + ",";
+    s += ");";
+  }
+  for (const std::string &v : noDefaultLowerBound)
+    s += "free " + v + ";";
+  return s;
+}
+
+namespace {
+
+bool holds(Rel r, int64_t diff) {
+  switch (r) {
+  case Rel::Eq: return diff == 0;
+  case Rel::Ne: return diff != 0;
+  case Rel::Lt: return diff < 0;
+  case Rel::Le: return diff <= 0;
+  case Rel::Gt: return diff > 0;
+  case Rel::Ge: return diff >= 0;
+  }
+  return false;
+}
+
+/// The normal form's verdict on one comparison: true or false when it is
+/// decided for every value of the variables, nullopt when it is not.
+std::optional<bool> decide(const Comparison &c, const ShapeContext &context) {
+  std::optional<Dim> diff = Dim::sub(c.lhs, c.rhs);
+  if (!diff)
+    return std::nullopt;
+  if (auto k = diff->asConstant())
+    return holds(c.rel, *k);
+  // lhs - rhs = k0 + sum(ki * vi) over variables that are all >= 1: its
+  // smallest value is k0 + sum(ki) when every ki > 0 (largest when < 0).
+  bool allPositive = true, allNegative = true;
+  int64_t extreme = diff->constantTerm();
+  for (const auto &[atom, k] : diff->terms()) {
+    if (atom.kind != DimAtom::Kind::Var || context.noDefaultLowerBound.count(atom.name))
+      return std::nullopt;
+    allPositive &= k > 0;
+    allNegative &= k < 0;
+    if (__builtin_add_overflow(extreme, k, &extreme))
+      return std::nullopt;
+  }
+  if (allPositive) { // diff >= extreme > ...
+    if ((c.rel == Rel::Ge && extreme >= 0) || (c.rel == Rel::Gt && extreme > 0) ||
+        (c.rel == Rel::Ne && extreme > 0))
+      return true;
+  }
+  if (allNegative) { // diff <= extreme
+    if ((c.rel == Rel::Le && extreme <= 0) || (c.rel == Rel::Lt && extreme < 0) ||
+        (c.rel == Rel::Ne && extreme < 0))
+      return true;
+  }
+  return std::nullopt;
+}
+
+std::string goalKey(const Goal &goal) {
+  std::string s;
+  for (const auto &clause : goal) {
+    for (const Comparison &c : clause)
+      s += c.str() + "|";
+    s += "&";
+  }
+  return s;
+}
+
+} // namespace
+
+struct ShapeSolver::Z3State {
+  z3::context ctx;
+};
+
+ShapeSolver::ShapeSolver(unsigned timeoutMs) : timeoutMs_(timeoutMs), z3_(std::make_unique<Z3State>()) {}
+ShapeSolver::~ShapeSolver() = default;
+
+ProofResult ShapeSolver::prove(const ShapeContext &context, const Goal &goal) {
+  ++stats_.obligations;
+  // Fast path: every clause has a comparison the normal form proves.
+  bool allProved = true;
+  for (const auto &clause : goal) {
+    bool clauseProved = false;
+    for (const Comparison &c : clause)
+      if (decide(c, context) == std::optional<bool>(true))
+        clauseProved = true;
+    allProved &= clauseProved;
+  }
+  if (allProved) {
+    ++stats_.normalForm;
+    ProofResult r;
+    r.status = ProofResult::Status::Proved;
+    r.settledByNormalForm = true;
+    return r;
+  }
+  std::string key = context.fingerprint() + "#" + goalKey(goal);
+  if (auto it = cache_.find(key); it != cache_.end()) {
+    ++stats_.cached;
+    return it->second;
+  }
+  ProofResult r = proveWithZ3(context, goal);
+  cache_.emplace(std::move(key), r);
+  return r;
+}
+
+ProofResult ShapeSolver::proveWithZ3(const ShapeContext &context, const Goal &goal) {
+  ++stats_.z3Calls;
+  auto start = std::chrono::steady_clock::now();
+  z3::context &ctx = z3_->ctx;
+  std::map<std::string, z3::expr> vars;
+  std::function<z3::expr(const Dim &)> encode;
+  std::function<z3::expr(const DimAtom &)> encodeAtom = [&](const DimAtom &atom) -> z3::expr {
+    switch (atom.kind) {
+    case DimAtom::Kind::Var: {
+      auto it = vars.find(atom.name);
+      if (it == vars.end())
+        it = vars.emplace(atom.name, ctx.int_const(atom.name.c_str())).first;
+      return it->second;
+    }
+    case DimAtom::Kind::Product: {
+      z3::expr a = ctx.int_val(1);
+      for (const DimAtom &f : atom.factors)
+        a = a * encodeAtom(f);
+      return a;
+    }
+    case DimAtom::Kind::Div:
+      return encode(*atom.operand) / ctx.int_val(static_cast<int64_t>(atom.divisor));
+    case DimAtom::Kind::Mod:
+      return z3::mod(encode(*atom.operand), ctx.int_val(static_cast<int64_t>(atom.divisor)));
+    }
+    return ctx.int_val(0);
+  };
+  encode = [&](const Dim &d) -> z3::expr {
+    z3::expr e = ctx.int_val(static_cast<int64_t>(d.constantTerm()));
+    for (const auto &[atom, k] : d.terms())
+      e = e + ctx.int_val(static_cast<int64_t>(k)) * encodeAtom(atom);
+    return e;
+  };
+  auto compare = [&](const Comparison &c) {
+    z3::expr l = encode(c.lhs), r = encode(c.rhs);
+    switch (c.rel) {
+    case Rel::Eq: return l == r;
+    case Rel::Ne: return l != r;
+    case Rel::Lt: return l < r;
+    case Rel::Le: return l <= r;
+    case Rel::Gt: return l > r;
+    case Rel::Ge: return l >= r;
+    }
+    return l == r;
+  };
+  z3::solver solver(ctx);
+  z3::params params(ctx);
+  params.set("timeout", timeoutMs_);
+  solver.set(params);
+  for (const Comparison &c : context.facts)
+    solver.add(compare(c));
+  for (const auto &[lhs, rhs] : context.volumes) {
+    z3::expr l = ctx.int_val(1), r = ctx.int_val(1);
+    for (const Dim &d : lhs)
+      l = l * encode(d);
+    for (const Dim &d : rhs)
+      r = r * encode(d);
+    solver.add(l == r);
+  }
+  z3::expr negated = ctx.bool_val(false);
+  for (const auto &clause : goal) {
+    z3::expr any = ctx.bool_val(false);
+    for (const Comparison &c : clause)
+      any = any || compare(c);
+    negated = negated || !any;
+  }
+  solver.add(negated);
+  // Every variable met so far is a dimension: >= 1 unless a refinement
+  // says otherwise.
+  for (const auto &[name, v] : vars)
+    if (!context.noDefaultLowerBound.count(name))
+      solver.add(v >= 1);
+
+  ProofResult result;
+  z3::check_result verdict;
+  try {
+    verdict = solver.check();
+  } catch (const z3::exception &e) {
+    verdict = z3::unknown;
+    result.reason = e.msg();
+  }
+  if (verdict == z3::unsat) {
+    result.status = ProofResult::Status::Proved;
+  } else if (verdict == z3::sat) {
+    result.status = ProofResult::Status::Refuted;
+    z3::model m = solver.get_model();
+    for (const auto &[name, v] : vars) {
+      z3::expr value = m.eval(v, true);
+      int64_t n = 0;
+      if (value.is_numeral_i64(n))
+        result.counterexample[name] = n;
+    }
+  } else {
+    result.status = ProofResult::Status::Unknown;
+    if (result.reason.empty())
+      result.reason = solver.reason_unknown();
+  }
+  stats_.z3Seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+} // namespace keel::sema

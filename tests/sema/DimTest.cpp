@@ -1,0 +1,77 @@
+//===- DimTest.cpp - Normal forms and the solver -------------------------===//
+#include "keel/sema/Solver.h"
+
+#include <gtest/gtest.h>
+
+using namespace keel::sema;
+
+namespace {
+
+Dim v(const char *name) { return Dim::variable(name); }
+Dim c(int64_t k) { return Dim::constant(k); }
+Dim add(Dim a, Dim b) { return *Dim::add(a, b); }
+Dim mul(Dim a, Dim b) { return *Dim::mul(a, b); }
+
+TEST(DimTest, NormalFormMakesEqualDimensionsEqual) {
+  // (D + 3) - D == 3; 2*D + D == 3*D; D*B == B*D.
+  EXPECT_EQ(Dim::sub(add(v("D"), c(3)), v("D"))->str(), "3");
+  EXPECT_EQ(add(mul(c(2), v("D")), v("D")).str(), "3*D");
+  EXPECT_EQ(mul(v("D"), v("B")), mul(v("B"), v("D")));
+  EXPECT_EQ(add(v("S"), mul(c(-2), v("B"))).str(), "-2*B + S");
+  // (8*D + 16) / 8 == D + 2 and (8*D + 3) % 8 == 3, by hand.
+  EXPECT_EQ(Dim::div(add(mul(c(8), v("D")), c(16)), 8)->str(), "D + 2");
+  EXPECT_EQ(Dim::mod(add(mul(c(8), v("D")), c(3)), 8)->str(), "3");
+  EXPECT_EQ(Dim::div(v("D"), 8)->str(), "D / 8");
+  EXPECT_EQ(Dim::div(c(-7), 2)->str(), "-4"); // floor
+  EXPECT_EQ(Dim::mod(c(-7), 2)->str(), "1");
+  EXPECT_FALSE(Dim::div(v("D"), 0).has_value());
+  EXPECT_FALSE(Dim::mul(add(v("A"), c(1)), v("B")).has_value()); // not a monomial product
+  EXPECT_FALSE(Dim::mul(c(INT64_MAX), c(2)).has_value());        // overflow
+  EXPECT_EQ(Dim::div(v("D"), 8)->substitute({{"D", c(24)}})->str(), "3");
+  EXPECT_EQ(*add(mul(c(2), v("S")), c(1)).evaluate({{"S", 5}}), 11);
+}
+
+TEST(DimTest, SolverProvesRefutesAndReportsCounterexamples) {
+  ShapeSolver solver;
+  ShapeContext none;
+  // K == N fails: the counterexample must actually break it.
+  ProofResult r = solver.prove(none, {{{v("K"), Rel::Eq, v("N")}}});
+  ASSERT_EQ(r.status, ProofResult::Status::Refuted);
+  EXPECT_NE(r.counterexample.at("K"), r.counterexample.at("N"));
+  EXPECT_GE(r.counterexample.at("K"), 1);
+  // D >= 1 by default: 0 <= D - 1 by the normal form alone.
+  r = solver.prove(none, {{{c(0), Rel::Le, Dim::sub(v("D"), c(1)).value()}}});
+  EXPECT_EQ(r.status, ProofResult::Status::Proved);
+  EXPECT_TRUE(r.settledByNormalForm);
+  // D % 8 == 0 proves (D / 8) * 8 == D, which needs Z3.
+  ShapeContext aligned;
+  aligned.facts.push_back({*Dim::mod(v("D"), 8), Rel::Eq, c(0)});
+  r = solver.prove(aligned, {{{mul(*Dim::div(v("D"), 8), c(8)), Rel::Eq, v("D")}}});
+  EXPECT_EQ(r.status, ProofResult::Status::Proved);
+  EXPECT_FALSE(r.settledByNormalForm);
+  r = solver.prove(none, {{{mul(*Dim::div(v("D"), 8), c(8)), Rel::Eq, v("D")}}});
+  ASSERT_EQ(r.status, ProofResult::Status::Refuted);
+  EXPECT_NE(r.counterexample.at("D") % 8, 0);
+  // A disjunction: d == e or d == 1.
+  ShapeContext one;
+  one.facts.push_back({v("A"), Rel::Eq, c(1)});
+  r = solver.prove(one, {{{v("A"), Rel::Eq, v("B")}, {v("A"), Rel::Eq, c(1)}}});
+  EXPECT_EQ(r.status, ProofResult::Status::Proved);
+  EXPECT_EQ(solver.stats().obligations, 5u);
+}
+
+TEST(DimTest, HardNonLinearObligationIsNeverAccepted) {
+  // x^3 + y^3 == z^3 has no positive solution (Fermat, n = 3), but proving
+  // it is beyond Z3's nonlinear arithmetic within the timeout: the answer
+  // must be "unknown", never "proved".
+  ShapeSolver solver(200);
+  ShapeContext context;
+  Dim x3 = mul(mul(v("X"), v("X")), v("X"));
+  Dim y3 = mul(mul(v("Y"), v("Y")), v("Y"));
+  Dim z3 = mul(mul(v("Z"), v("Z")), v("Z"));
+  ProofResult r = solver.prove(context, {{{add(x3, y3), Rel::Ne, z3}}});
+  EXPECT_NE(r.status, ProofResult::Status::Proved);
+  EXPECT_NE(r.status, ProofResult::Status::Refuted);
+}
+
+} // namespace
