@@ -10,8 +10,11 @@
 //   let c = a + b;  // expected-error@:13 {{E0911}}
 //   // expected-error@+1:13 {{E0911 mixed low-precision}}
 // `@:C` is this line, `@+N:C` / `@-N:C` N lines below / above, `@L:C` line
-// L; C is the column. Inside {{ }} come the code and, optionally, text the
-// message must contain. expected-note matches notes that have a location.
+// L; C is the column. Inside {{ }} come the code (optional: E#### or W####)
+// and, optionally, text the
+// diagnostic must contain (its message, or a note without a location such
+// as a counterexample, or a help line). expected-note matches notes that
+// have a location.
 // Every diagnostic must be expected and every expectation met.
 //
 //===----------------------------------------------------------------------===//
@@ -102,9 +105,13 @@ std::vector<Expectation> readExpectations(const SourceManager &sources, FileId f
         continue;
       }
       std::string body(rest.substr(open + 2, close - open - 2));
+      // A leading E#### or W#### is the code; the rest is text to find.
       size_t space = body.find(' ');
-      e.code = body.substr(0, space);
-      e.text = space == std::string::npos ? "" : body.substr(space + 1);
+      std::string first = body.substr(0, space);
+      bool isCode = first.size() == 5 && (first[0] == 'E' || first[0] == 'W') &&
+                    std::all_of(first.begin() + 1, first.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+      e.code = isCode ? first : "";
+      e.text = isCode ? (space == std::string::npos ? "" : body.substr(space + 1)) : body;
       e.line = static_cast<uint32_t>(target);
       e.column = static_cast<uint32_t>(column);
       out.push_back(std::move(e));
@@ -120,7 +127,7 @@ bool matches(Expectation &e, const SourceManager &sources, std::string_view kind
   LineColumn lc = sources.lineColumn(span.file, span.begin);
   if (lc.line != e.line || lc.column != e.column)
     return false;
-  if (!e.code.empty() && e.code != code && !(e.code == "-" && code.empty()))
+  if (!e.code.empty() && e.code != code)
     return false;
   if (!e.text.empty() && message.find(e.text) == std::string_view::npos)
     return false;
@@ -140,8 +147,16 @@ bool verify(const SourceManager &sources, FileId file, const DiagnosticEngine &d
   for (const Diagnostic &d : diags.diagnostics()) {
     std::string_view kind = d.severity == Severity::Warning ? "warning" : "error";
     bool found = false;
+    // The text to match: the message with the notes that have no location
+    // of their own (counterexamples) and the help lines.
+    std::string full = d.message;
+    for (const DiagNote &n : d.notes)
+      if (!n.span.valid())
+        full += "\n" + n.message;
+    for (const std::string &h : d.helps)
+      full += "\n" + h;
     for (Expectation &e : expected)
-      if ((found = matches(e, sources, kind, d.span, d.code, d.message)))
+      if ((found = matches(e, sources, kind, d.span, d.code, full)))
         break;
     if (!found)
       problems.push_back(where(d.span) + ": unexpected " + std::string(kind) +

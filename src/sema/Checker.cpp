@@ -341,6 +341,10 @@ private:
       if (!l || !r)
         return std::nullopt;
       std::optional<int64_t> q = r->asConstant();
+      if (!q && allowProducts) { // `D % H` in a requires clause
+        out = d.kind == K::Div ? Dim::divBy(*l, *r) : Dim::modBy(*l, *r);
+        break;
+      }
       if (!q || *q < 1) {
         diags_.error(code::E0212, d.rhs->span, "a dimension can only be divided by a positive constant");
         return std::nullopt;
@@ -445,14 +449,16 @@ private:
     return std::nullopt;
   }
 
-  /// "K = 3, N = 4 (M = 1)": the goal's variables first, then the others.
-  static std::string counterexampleText(const ProofResult &r, const std::set<std::string> &goalVars) {
+  /// "K = 3, N = 4 (M = 1)": the goal's variables in the order the goal
+  /// mentions them, then the others.
+  static std::string counterexampleText(const ProofResult &r, const std::vector<std::string> &goalOrder) {
     std::string main, rest;
-    for (const auto &[name, value] : r.counterexample) {
-      std::string item = name + " = " + std::to_string(value);
-      std::string &to = goalVars.count(name) ? main : rest;
-      to += (to.empty() ? "" : ", ") + item;
-    }
+    for (const std::string &name : goalOrder)
+      if (auto it = r.counterexample.find(name); it != r.counterexample.end())
+        main += (main.empty() ? "" : ", ") + name + " = " + std::to_string(it->second);
+    for (const auto &[name, value] : r.counterexample)
+      if (std::find(goalOrder.begin(), goalOrder.end(), name) == goalOrder.end())
+        rest += (rest.empty() ? "" : ", ") + name + " = " + std::to_string(value);
     if (main.empty())
       return rest;
     return rest.empty() ? main : main + " (" + rest + ")";
@@ -469,6 +475,7 @@ private:
     if (r.status == ProofResult::Status::Proved)
       return true;
     std::set<std::string> goalVars;
+    std::vector<std::string> goalOrder;
     std::string goalText;
     for (const auto &clause : goal) {
       // Clauses true for every value (0 <= 2) say nothing: leave them out.
@@ -491,9 +498,10 @@ private:
         continue;
       std::string clauseText;
       for (const Comparison &c : clause) {
-        std::set<std::string> vs = c.lhs.variables(), vr = c.rhs.variables();
-        goalVars.insert(vs.begin(), vs.end());
-        goalVars.insert(vr.begin(), vr.end());
+        for (const Dim *side : {&c.lhs, &c.rhs})
+          for (const std::string &v : side->variables())
+            if (goalVars.insert(v).second)
+              goalOrder.push_back(v);
         clauseText += (clauseText.empty() ? "" : " or ") + c.str();
       }
       goalText += (goalText.empty() ? "" : ", ") + clauseText;
@@ -502,13 +510,13 @@ private:
                         ? diags_.error(errorCode, at, message)
                         : diags_.error(code::E0211, at, "could not prove " + goalText);
     if (r.status == ProofResult::Status::Refuted) {
-      d.note("needs " + goalText + ", which fails for " + counterexampleText(r, goalVars));
+      d.note("needs " + goalText + ", which fails for " + counterexampleText(r, goalOrder));
     } else {
       d.note("the solver answered \"unknown\" (" + r.reason + "); an unproved shape fact is an error, never "
              "an assumption")
           .help("state what the code relies on in a `requires` clause, or raise --smt-timeout");
     }
-    for (const std::string &v : goalVars)
+    for (const std::string &v : goalOrder)
       if (auto it = shapeVars_.find(v); it != shapeVars_.end())
         d.note(it->second, "`" + v + "` is introduced here");
     return false;

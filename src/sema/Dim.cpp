@@ -67,6 +67,37 @@ std::vector<DimAtom> factorsOf(const DimAtom &a) {
 
 } // namespace
 
+namespace {
+DimAtom symbolicDivModAtom(DimAtom::Kind kind, const Dim &operand, const Dim &q) {
+  DimAtom a;
+  a.kind = kind;
+  a.operand = std::make_shared<const Dim>(operand);
+  a.symbolicDivisor = std::make_shared<const Dim>(q);
+  auto wrap = [](const Dim &d) {
+    bool simple = d.terms().size() == 1 && d.constantTerm() == 0 && d.terms()[0].second == 1;
+    return simple ? d.str() : "(" + d.str() + ")";
+  };
+  a.key = wrap(operand) + (kind == DimAtom::Kind::Div ? " / " : " % ") + wrap(q);
+  return a;
+}
+} // namespace
+
+std::optional<Dim> Dim::divBy(const Dim &a, const Dim &q) {
+  if (auto c = q.asConstant())
+    return div(a, *c);
+  Dim out;
+  out.terms_.push_back({symbolicDivModAtom(DimAtom::Kind::Div, a, q), 1});
+  return out;
+}
+
+std::optional<Dim> Dim::modBy(const Dim &a, const Dim &q) {
+  if (auto c = q.asConstant())
+    return mod(a, *c);
+  Dim out;
+  out.terms_.push_back({symbolicDivModAtom(DimAtom::Kind::Mod, a, q), 1});
+  return out;
+}
+
 Dim Dim::constant(int64_t c) {
   Dim d;
   d.constant_ = c;
@@ -89,7 +120,7 @@ bool Dim::isLinear() const {
   for (const auto &[atom, k] : terms_) {
     if (atom.kind == DimAtom::Kind::Product)
       return false;
-    if (atom.operand && !atom.operand->isLinear())
+    if (atom.symbolicDivisor || (atom.operand && !atom.operand->isLinear()))
       return false;
   }
   return true;
@@ -112,6 +143,10 @@ std::set<std::string> Dim::variables() const {
     case DimAtom::Kind::Mod: {
       std::set<std::string> inner = atom.operand->variables();
       out.insert(inner.begin(), inner.end());
+      if (atom.symbolicDivisor) {
+        std::set<std::string> divisor = atom.symbolicDivisor->variables();
+        out.insert(divisor.begin(), divisor.end());
+      }
       break;
     }
     }
@@ -239,8 +274,13 @@ std::optional<Dim> Dim::substitute(const std::map<std::string, Dim> &bindings) c
     case DimAtom::Kind::Div:
     case DimAtom::Kind::Mod: {
       std::optional<Dim> inner = atom.operand->substitute(bindings);
-      if (inner)
+      if (inner && atom.symbolicDivisor) {
+        std::optional<Dim> q = atom.symbolicDivisor->substitute(bindings);
+        if (q)
+          value = atom.kind == DimAtom::Kind::Div ? divBy(*inner, *q) : modBy(*inner, *q);
+      } else if (inner) {
         value = atom.kind == DimAtom::Kind::Div ? div(*inner, atom.divisor) : mod(*inner, atom.divisor);
+      }
       break;
     }
     }

@@ -155,9 +155,11 @@ ProofResult ShapeSolver::proveWithZ3(const ShapeContext &context, const Goal &go
       return a;
     }
     case DimAtom::Kind::Div:
-      return encode(*atom.operand) / ctx.int_val(static_cast<int64_t>(atom.divisor));
-    case DimAtom::Kind::Mod:
-      return z3::mod(encode(*atom.operand), ctx.int_val(static_cast<int64_t>(atom.divisor)));
+    case DimAtom::Kind::Mod: {
+      z3::expr q = atom.symbolicDivisor ? encode(*atom.symbolicDivisor)
+                                        : ctx.int_val(static_cast<int64_t>(atom.divisor));
+      return atom.kind == DimAtom::Kind::Div ? encode(*atom.operand) / q : z3::mod(encode(*atom.operand), q);
+    }
     }
     return ctx.int_val(0);
   };

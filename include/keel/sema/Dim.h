@@ -31,7 +31,8 @@ struct DimAtom {
   Kind kind = Kind::Var;
   std::string name;                    ///< Var
   std::shared_ptr<const Dim> operand;  ///< Div, Mod
-  int64_t divisor = 0;                 ///< Div, Mod
+  int64_t divisor = 0;                 ///< Div, Mod by a constant
+  std::shared_ptr<const Dim> symbolicDivisor; ///< Div, Mod by a dimension (requires only)
   std::vector<DimAtom> factors;        ///< Product: Var, Div or Mod atoms, sorted by key
   std::string key;                     ///< canonical text; orders and identifies atoms
 };
@@ -50,6 +51,10 @@ public:
   static std::optional<Dim> mul(const Dim &a, const Dim &b);
   static std::optional<Dim> div(const Dim &a, int64_t q);
   static std::optional<Dim> mod(const Dim &a, int64_t q);
+  /// Division and remainder by a dimension: by its value when constant,
+  /// else a non-linear atom (`D % H`), allowed where products are.
+  static std::optional<Dim> divBy(const Dim &a, const Dim &q);
+  static std::optional<Dim> modBy(const Dim &a, const Dim &q);
 
   std::optional<int64_t> asConstant() const;
   int64_t constantTerm() const { return constant_; }
