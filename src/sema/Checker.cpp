@@ -449,6 +449,39 @@ private:
     return std::nullopt;
   }
 
+  /// `axis: 1` or, for the accumulating reductions, `axis: [0, 2]`
+  /// (distinct axes; Phase 0 §8).
+  std::optional<std::vector<size_t>> reductionAxes(const CallExpr &c, size_t rank, bool listAllowed) {
+    const Arg *axisArg = nullptr;
+    for (const Arg &a : c.args)
+      if (a.name == "axis")
+        axisArg = &a;
+    auto *list = axisArg ? axisArg->value->as<ArrayExpr>() : nullptr;
+    if (!list) {
+      std::optional<size_t> axis = axisArgument(c, rank);
+      return axis ? std::optional(std::vector<size_t>{*axis}) : std::nullopt;
+    }
+    if (!listAllowed || list->elements.empty()) {
+      diags_.error(code::E0203, list->span, listAllowed ? "`axis:` needs at least one axis"
+                                                        : "`" + c.callee + "` reduces one axis at a time");
+      return std::nullopt;
+    }
+    std::vector<size_t> axes;
+    for (const ExprPtr &e : list->elements) {
+      std::optional<int64_t> v = constantInt(*e);
+      if (!v)
+        return std::nullopt;
+      if (*v < 0 || static_cast<size_t>(*v) >= rank ||
+          std::find(axes.begin(), axes.end(), static_cast<size_t>(*v)) != axes.end()) {
+        diags_.error(code::E0203, e->span, "axis " + std::to_string(*v) + " is out of range for a tensor of rank " +
+                                               std::to_string(rank) + ", or given twice");
+        return std::nullopt;
+      }
+      axes.push_back(static_cast<size_t>(*v));
+    }
+    return axes;
+  }
+
   /// "K = 3, N = 4 (M = 1)": the goal's variables in the order the goal
   /// mentions them, then the others.
   static std::string counterexampleText(const ProofResult &r, const std::vector<std::string> &goalOrder) {
@@ -1532,13 +1565,15 @@ private:
                    : c.callee == "mean"     ? OpClass::FloatMath
                                             : OpClass::Reduce;
       if (!admitted(op, t->scalar, 0)) return Type::error();
-      std::optional<size_t> axis = axisArgument(c, t->dims.size());
-      if (!axis) return Type::error();
+      std::optional<std::vector<size_t>> axes = reductionAxes(c, t->dims.size(), b == Builtin::Reduce);
+      if (!axes) return Type::error();
       const Expr *keep = named("keepdims");
       bool keepdims = keep && keep->as<BoolExpr>() && keep->as<BoolExpr>()->value;
+      // Several axes desugar to single-axis reductions, outside-in (the
+      // largest axis first), so the result drops (or keeps as 1) each one.
       std::vector<Dim> dims;
       for (size_t i = 0; i < t->dims.size(); ++i) {
-        if (i != *axis)
+        if (std::find(axes->begin(), axes->end(), i) == axes->end())
           dims.push_back(t->dims[i]);
         else if (keepdims)
           dims.push_back(Dim::constant(1));
