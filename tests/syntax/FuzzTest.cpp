@@ -31,7 +31,10 @@ void runFrontEnd(const std::string &text, uint64_t seed) {
   FileId file = sources.add("fuzz.sfn", text);
   DiagnosticEngine diags(sources);
   syntax::Program program = syntax::parse(sources, file, diags);
-  sema::check(sources, program, diags); // also on repaired trees: must not crash
+  // Also on repaired trees: must not crash. A short solver timeout keeps
+  // mutated non-linear obligations cheap (they end as E0211).
+  static sema::ShapeSolver solver(100);
+  sema::check(sources, program, diags, solver);
   syntax::dumpAst(sources, program);
   std::set<std::pair<std::string, uint32_t>> seen;
   for (const Diagnostic &d : diags.diagnostics()) {
@@ -81,14 +84,14 @@ TEST(FuzzTest, RandomTokenSequences) {
   }
 }
 
-TEST(FuzzTest, MutatedValidProgram) {
-  std::ifstream in(KEEL_TEST_SOURCE_DIR "/sema/valid.sfn");
-  ASSERT_TRUE(in) << "tests/sema/valid.sfn";
+void mutateProgram(const std::string &path, uint64_t firstSeed, int count) {
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string original = buffer.str();
-  for (int i = 0; i < iterations(1500); ++i) {
-    uint64_t seed = 90000 + static_cast<uint64_t>(i);
+  for (int i = 0; i < iterations(count); ++i) {
+    uint64_t seed = firstSeed + static_cast<uint64_t>(i);
     std::mt19937_64 rng(seed);
     std::string text = original;
     for (int edits = 1 + static_cast<int>(rng() % 4); edits > 0 && !text.empty(); --edits) {
@@ -101,6 +104,13 @@ TEST(FuzzTest, MutatedValidProgram) {
     }
     runFrontEnd(text, seed);
   }
+}
+
+TEST(FuzzTest, MutatedValidProgram) { mutateProgram(KEEL_TEST_SOURCE_DIR "/sema/valid.sfn", 90000, 1500); }
+
+// Tensor code: the shape checker and the solver under broken programs.
+TEST(FuzzTest, MutatedTransformer) {
+  mutateProgram(KEEL_TEST_SOURCE_DIR "/../examples/transformer.sfn", 200000, 1500);
 }
 
 } // namespace
