@@ -501,10 +501,10 @@ private:
   /// `at` with the counterexample, and notes where the clashing shape
   /// variables were introduced; a timeout or unknown is E0211.
   bool prove(const Goal &goal, Span at, const char *errorCode, const std::string &message,
-             const ShapeContext *context = nullptr) {
+             const std::vector<DiagNote> &extraNotes = {}) {
     if (goal.empty())
       return true;
-    ProofResult r = solver_.prove(context ? *context : shapes_, goal);
+    ProofResult r = solver_.prove(shapes_, goal);
     if (r.status == ProofResult::Status::Proved)
       return true;
     std::set<std::string> goalVars;
@@ -552,6 +552,8 @@ private:
     for (const std::string &v : goalOrder)
       if (auto it = shapeVars_.find(v); it != shapeVars_.end())
         d.note(it->second, "`" + v + "` is introduced here");
+    for (const DiagNote &n : extraNotes)
+      d.note(n.span, n.message);
     return false;
   }
 
@@ -1364,13 +1366,10 @@ private:
       std::optional<Dim> l = r.lhs.substitute(bindings), rr = r.rhs.substitute(bindings);
       if (!l || !rr)
         return std::nullopt;
-      size_t before = diags_.diagnostics().size();
       if (!prove({{{*l, r.rel, *rr}}}, c.span, code::E0208,
-                 "`" + c.callee + "` requires " + r.str() + ", which may not hold here")) {
-        if (diags_.diagnostics().size() > before)
-          const_cast<Diagnostic &>(diags_.diagnostics().back()).note(sig.refinementSpans[i], "required here");
+                 "`" + c.callee + "` requires " + r.str() + ", which may not hold here",
+                 {{sig.refinementSpans[i], "required here"}}))
         return std::nullopt;
-      }
     }
     return bindings;
   }
