@@ -5,7 +5,7 @@ import lit.formats
 
 config.name = "Keel"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".test", ".sfn"]
+config.suffixes = [".test", ".sfn"]  # .kir files are IR inputs, read by tests
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(os.path.dirname(config.keel_bin_dir), "..", "tests", "lit")
 # Inputs/ holds files that tests read; they are not tests themselves.

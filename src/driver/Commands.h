@@ -16,6 +16,9 @@ namespace keel::driver {
 /// `keel check FILE...`: parse and check source files, report diagnostics.
 int runCheck(const std::vector<std::string_view> &args);
 
+/// `keel opt IRFILE`: parse, verify and print tensor IR text.
+int runOpt(const std::vector<std::string_view> &args);
+
 /// `keel fp ...`: the numerics library at the command line.
 int runFp(const std::vector<std::string_view> &args);
 

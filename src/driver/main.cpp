@@ -11,6 +11,7 @@ constexpr std::string_view kUsage =
     "\n"
     "commands:\n"
     "  check     parse and check .sfn files, report every error (keel check --help)\n"
+    "  opt       parse, verify and print tensor IR text (keel opt --help)\n"
     "  fp        how values round in f16, bf16, tf32, fp8e4m3fn, fp8e5m2, f32, f64\n"
     "            (keel fp --help for its subcommands)\n"
     "\n"
@@ -37,6 +38,8 @@ int main(int argc, char **argv) {
   std::vector<std::string_view> rest(args.begin() + 1, args.end());
   if (command == "check")
     return keel::driver::runCheck(rest);
+  if (command == "opt")
+    return keel::driver::runOpt(rest);
   if (command == "fp")
     return keel::driver::runFp(rest);
   std::fprintf(stderr, "keel: error: unknown command '%.*s'; run 'keel --help'\n",

@@ -54,6 +54,9 @@ namespace keel {
   X(E0211, "a shape fact the solver could not prove (unknown or timeout)")      \
   X(E0212, "a dimension outside the allowed arithmetic, or a name that is not a shape variable") \
   X(E0213, "a tensor operation on an element type it does not take")            \
+  /* Tensor IR text (keel opt). */                                               \
+  X(E0300, "malformed tensor IR text")                                           \
+  X(E0301, "tensor IR that breaks a verifier rule")                              \
   /* Effects. */                                                                \
   X(E0120, "a call whose effects the caller does not declare")                  \
   X(E0121, "an effect name that does not exist")                                \

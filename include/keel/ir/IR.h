@@ -1,0 +1,172 @@
+//===- keel/ir/IR.h - The typed tensor IR (SFEP-0053 §3.2-§3.4) -*- C++ -*-===//
+//
+// A module of functions; a function is a straight-line list of operations
+// over immutable SSA values. Every value has a TensorType: a dtype from the
+// closed enum, a static positive shape (rank 0 is a scalar tensor) and a
+// dense layout given as minor_to_major, a permutation of the dimensions
+// (row-major is [rank-1, ..., 0]). Operations name their operands and result
+// types; their attributes hold only semantic facts (no device, tiling or
+// backend attributes); each carries the source location it came from.
+//
+// There is no implicit broadcast, dtype conversion or layout change: each is
+// an explicit operation (broadcast_in_dim, convert, relayout), and the
+// verifier (Verifier.h) rejects anything else.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KEEL_IR_IR_H
+#define KEEL_IR_IR_H
+
+#include "keel/support/Source.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace keel::ir {
+
+//===-- Element types ----------------------------------------------------===//
+
+enum class DType : uint8_t {
+  Pred, I4, I8, I16, I32, I64, U8, U16, U32, U64,
+  F16, BF16, TF32, FP8E4M3FN, FP8E5M2, F32, F64,
+};
+inline constexpr int kNumDTypes = 17;
+
+std::string_view dtypeName(DType t);
+std::optional<DType> parseDType(std::string_view name);
+bool isFloatType(DType t);
+bool isIntegerType(DType t); ///< signed or unsigned, i4 included
+bool isSignedType(DType t);
+/// Bits of one element's encoding (pred and i4 are stored one per byte in
+/// the reference, but encode 1 and 4 bits).
+int encodingBits(DType t);
+
+//===-- Types ------------------------------------------------------------===//
+
+struct TensorType {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> minorToMajor; ///< a permutation of 0..rank-1
+
+  /// Row-major layout.
+  static TensorType make(DType dtype, std::vector<int64_t> shape);
+  static std::vector<int64_t> rowMajor(size_t rank);
+  size_t rank() const { return shape.size(); }
+  bool hasDefaultLayout() const { return minorToMajor == rowMajor(rank()); }
+  /// Number of elements, or nullopt when it overflows int64.
+  std::optional<int64_t> elementCount() const;
+  bool operator==(const TensorType &o) const = default;
+};
+
+/// `f32[2,16]`, with `{0,1}` after it for a non-default layout.
+std::string typeText(const TensorType &t);
+
+//===-- Operations -------------------------------------------------------===//
+
+enum class OpKind : uint8_t {
+#define KEEL_IR_OP(Kind, Mnemonic, Operands, Results, Fusible) Kind,
+#include "keel/ir/Ops.def"
+#undef KEEL_IR_OP
+};
+
+struct OpInfo {
+  std::string_view mnemonic;
+  int operands; ///< -1: variadic
+  int results;  ///< -1: from the callee or the region
+  bool fusible;
+};
+const OpInfo &opInfo(OpKind k);
+std::optional<OpKind> parseOpKind(std::string_view mnemonic);
+
+/// Elementwise unary codes. Legality per dtype: isLegal(UnaryCode, DType).
+enum class UnaryCode : uint8_t { Neg, Abs, Exp, Log, Tanh, Sigmoid, Gelu, Silu, Sqrt, Rsqrt, Relu, Not };
+enum class BinaryCode : uint8_t { Add, Sub, Mul, Div, Rem, Pow, Min, Max, And, Or, Xor };
+enum class CompareDir : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+/// Reduction combiners; ArgMax/ArgMin give i64 indices (first of equals).
+enum class Combiner : uint8_t { Sum, Prod, Max, Min, And, Or, ArgMax, ArgMin };
+
+std::string_view unaryName(UnaryCode c);
+std::string_view binaryName(BinaryCode c);
+std::string_view compareName(CompareDir c);
+std::string_view combinerName(Combiner c);
+std::optional<UnaryCode> parseUnary(std::string_view s);
+std::optional<BinaryCode> parseBinary(std::string_view s);
+std::optional<CompareDir> parseCompare(std::string_view s);
+std::optional<Combiner> parseCombiner(std::string_view s);
+bool isLegal(UnaryCode c, DType t);
+bool isLegal(BinaryCode c, DType t);
+bool isLegal(Combiner c, DType t);
+
+using ValueId = uint32_t;
+
+/// Where an operation came from in the source (or nothing, for hand-written
+/// IR without `loc(...)`).
+struct Location {
+  std::string file;
+  uint32_t line = 0, column = 0;
+  bool known() const { return line != 0; }
+  bool operator==(const Location &o) const = default;
+};
+
+struct Region;
+
+struct Op {
+  OpKind kind = OpKind::Return;
+  std::vector<ValueId> operands;
+  std::vector<ValueId> results;
+  std::vector<TensorType> resultTypes;
+
+  // Attributes: only those of the op's kind are meaningful.
+  UnaryCode unary = UnaryCode::Neg;         ///< unary
+  BinaryCode binary = BinaryCode::Add;      ///< binary
+  CompareDir compare = CompareDir::Eq;      ///< compare
+  Combiner combiner = Combiner::Sum;        ///< reduce
+  std::vector<int64_t> dims;                ///< broadcast_in_dim: operand dim -> result dim;
+                                            ///< transpose: permutation; reduce: axes;
+                                            ///< slice: start indices
+  std::vector<int64_t> limits;              ///< slice: limit indices (exclusive)
+  std::vector<int64_t> lhsBatch, rhsBatch, lhsContract, rhsContract; ///< dot_general
+  int64_t axis = 0;                         ///< iota, concatenate
+  std::optional<DType> acc;                 ///< reduce, dot_general: accumulator dtype
+  std::vector<uint64_t> constant;           ///< constant: encodings, 1 (splat) or one per element
+  std::string callee;                       ///< call
+  std::unique_ptr<Region> region;           ///< fusion
+
+  Location loc;    ///< source provenance
+  Span textSpan;   ///< where the op is in IR text (set by the parser)
+};
+
+/// The body of a fusion: parameters (bound to the fusion's operands in
+/// order), operations, and a final `return` of the region's results.
+struct Region {
+  std::vector<ValueId> params;
+  std::vector<Op> ops;
+};
+
+struct Function {
+  std::string name;
+  std::vector<ValueId> params;
+  std::vector<TensorType> resultTypes;
+  std::vector<Op> ops; ///< ends with `return`
+  Location loc;
+  Span textSpan;
+
+  /// The type of every value, indexed by ValueId.
+  std::vector<TensorType> valueTypes;
+  ValueId newValue(TensorType t) {
+    valueTypes.push_back(std::move(t));
+    return static_cast<ValueId>(valueTypes.size() - 1);
+  }
+};
+
+struct Module {
+  std::vector<Function> functions;
+  const Function *find(std::string_view name) const;
+};
+
+} // namespace keel::ir
+
+#endif // KEEL_IR_IR_H

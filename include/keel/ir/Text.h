@@ -1,0 +1,40 @@
+//===- keel/ir/Text.h - The text form of the tensor IR ---------*- C++ -*-===//
+//
+//   func @mlp(%0: f32[2,8], %1: f32[8,16]) -> f32[2,16] {
+//     %2 = dot_general(%0, %1) {lhs_batch = [], rhs_batch = [], lhs_contract = [1],
+//                               rhs_contract = [0], acc = f32} : f32[2,16]
+//     %3 = unary.gelu(%2) : f32[2,16]
+//     return %3
+//   }
+//
+// Values are numbered in definition order when printed, so printing is
+// canonical: print(parse(print(m))) == print(m). Types are DTYPE[dims] with
+// `{minor_to_major}` after a non-default layout. Locations (` loc("f.sfn":3:12)`)
+// are printed on request and always accepted. docs/ir.md has the grammar.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KEEL_IR_TEXT_H
+#define KEEL_IR_TEXT_H
+
+#include "keel/ir/IR.h"
+#include "keel/support/Diagnostics.h"
+
+#include <optional>
+#include <string>
+
+namespace keel::ir {
+
+struct PrintOptions {
+  bool locations = false;
+};
+
+std::string print(const Module &m, const PrintOptions &options = {});
+std::string print(const Function &f, const PrintOptions &options = {});
+
+/// Parses IR text; syntax errors are reported (E0300) with their line and
+/// column, and nullopt is returned when there was any.
+std::optional<Module> parse(const SourceManager &sources, FileId file, DiagnosticEngine &diags);
+
+} // namespace keel::ir
+
+#endif // KEEL_IR_TEXT_H

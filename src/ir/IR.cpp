@@ -1,0 +1,173 @@
+//===- IR.cpp - Names, legality and types of the tensor IR ---------------===//
+#include "keel/ir/IR.h"
+
+#include <array>
+
+namespace keel::ir {
+
+namespace {
+
+constexpr std::array<std::string_view, kNumDTypes> kDTypeNames = {
+    "pred", "i4", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
+    "f16", "bf16", "tf32", "fp8e4m3fn", "fp8e5m2", "f32", "f64"};
+
+template <typename Enum, size_t N>
+std::optional<Enum> parseName(const std::array<std::string_view, N> &names, std::string_view s) {
+  for (size_t i = 0; i < N; ++i)
+    if (names[i] == s)
+      return static_cast<Enum>(i);
+  return std::nullopt;
+}
+
+constexpr std::array<std::string_view, 12> kUnaryNames = {
+    "neg", "abs", "exp", "log", "tanh", "sigmoid", "gelu", "silu", "sqrt", "rsqrt", "relu", "not"};
+constexpr std::array<std::string_view, 11> kBinaryNames = {
+    "add", "sub", "mul", "div", "rem", "pow", "min", "max", "and", "or", "xor"};
+constexpr std::array<std::string_view, 6> kCompareNames = {"eq", "ne", "lt", "le", "gt", "ge"};
+constexpr std::array<std::string_view, 8> kCombinerNames = {"sum", "prod", "max", "min",
+                                                            "and", "or", "argmax", "argmin"};
+
+constexpr OpInfo kOps[] = {
+#define KEEL_IR_OP(Kind, Mnemonic, Operands, Results, Fusible) {Mnemonic, Operands, Results, Fusible},
+#include "keel/ir/Ops.def"
+#undef KEEL_IR_OP
+};
+
+} // namespace
+
+std::string_view dtypeName(DType t) { return kDTypeNames[static_cast<size_t>(t)]; }
+std::optional<DType> parseDType(std::string_view name) { return parseName<DType>(kDTypeNames, name); }
+
+bool isFloatType(DType t) {
+  switch (t) {
+  case DType::F16: case DType::BF16: case DType::TF32: case DType::FP8E4M3FN:
+  case DType::FP8E5M2: case DType::F32: case DType::F64:
+    return true;
+  case DType::Pred: case DType::I4: case DType::I8: case DType::I16: case DType::I32:
+  case DType::I64: case DType::U8: case DType::U16: case DType::U32: case DType::U64:
+    return false;
+  }
+  return false;
+}
+
+bool isIntegerType(DType t) { return !isFloatType(t) && t != DType::Pred; }
+
+bool isSignedType(DType t) {
+  switch (t) {
+  case DType::I4: case DType::I8: case DType::I16: case DType::I32: case DType::I64:
+    return true;
+  default:
+    return isFloatType(t);
+  }
+}
+
+int encodingBits(DType t) {
+  switch (t) {
+  case DType::Pred: return 1;
+  case DType::I4: return 4;
+  case DType::I8: case DType::U8: case DType::FP8E4M3FN: case DType::FP8E5M2: return 8;
+  case DType::I16: case DType::U16: case DType::F16: case DType::BF16: return 16;
+  case DType::I32: case DType::U32: case DType::TF32: case DType::F32: return 32;
+  case DType::I64: case DType::U64: case DType::F64: return 64;
+  }
+  return 0;
+}
+
+std::vector<int64_t> TensorType::rowMajor(size_t rank) {
+  std::vector<int64_t> order(rank);
+  for (size_t i = 0; i < rank; ++i)
+    order[i] = static_cast<int64_t>(rank - 1 - i);
+  return order;
+}
+
+TensorType TensorType::make(DType dtype, std::vector<int64_t> shape) {
+  TensorType t;
+  t.dtype = dtype;
+  t.minorToMajor = rowMajor(shape.size());
+  t.shape = std::move(shape);
+  return t;
+}
+
+std::optional<int64_t> TensorType::elementCount() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      return std::nullopt;
+  return n;
+}
+
+std::string typeText(const TensorType &t) {
+  std::string s = std::string(dtypeName(t.dtype)) + "[";
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(t.shape[i]);
+  s += "]";
+  if (!t.hasDefaultLayout()) {
+    s += "{";
+    for (size_t i = 0; i < t.minorToMajor.size(); ++i)
+      s += (i ? "," : "") + std::to_string(t.minorToMajor[i]);
+    s += "}";
+  }
+  return s;
+}
+
+const OpInfo &opInfo(OpKind k) { return kOps[static_cast<size_t>(k)]; }
+
+std::optional<OpKind> parseOpKind(std::string_view mnemonic) {
+  for (size_t i = 0; i < sizeof kOps / sizeof *kOps; ++i)
+    if (kOps[i].mnemonic == mnemonic)
+      return static_cast<OpKind>(i);
+  return std::nullopt;
+}
+
+std::string_view unaryName(UnaryCode c) { return kUnaryNames[static_cast<size_t>(c)]; }
+std::string_view binaryName(BinaryCode c) { return kBinaryNames[static_cast<size_t>(c)]; }
+std::string_view compareName(CompareDir c) { return kCompareNames[static_cast<size_t>(c)]; }
+std::string_view combinerName(Combiner c) { return kCombinerNames[static_cast<size_t>(c)]; }
+std::optional<UnaryCode> parseUnary(std::string_view s) { return parseName<UnaryCode>(kUnaryNames, s); }
+std::optional<BinaryCode> parseBinary(std::string_view s) { return parseName<BinaryCode>(kBinaryNames, s); }
+std::optional<CompareDir> parseCompare(std::string_view s) { return parseName<CompareDir>(kCompareNames, s); }
+std::optional<Combiner> parseCombiner(std::string_view s) { return parseName<Combiner>(kCombinerNames, s); }
+
+bool isLegal(UnaryCode c, DType t) {
+  switch (c) {
+  case UnaryCode::Neg: return t != DType::Pred;
+  case UnaryCode::Abs:
+  case UnaryCode::Relu: return isSignedType(t);
+  case UnaryCode::Exp: case UnaryCode::Log: case UnaryCode::Tanh: case UnaryCode::Sigmoid:
+  case UnaryCode::Gelu: case UnaryCode::Silu: case UnaryCode::Sqrt: case UnaryCode::Rsqrt:
+    return isFloatType(t);
+  case UnaryCode::Not: return !isFloatType(t);
+  }
+  return false;
+}
+
+bool isLegal(BinaryCode c, DType t) {
+  switch (c) {
+  case BinaryCode::Add: case BinaryCode::Sub: case BinaryCode::Mul: case BinaryCode::Div:
+  case BinaryCode::Min: case BinaryCode::Max:
+    return t != DType::Pred;
+  case BinaryCode::Rem: return isIntegerType(t) || t == DType::F32 || t == DType::F64;
+  case BinaryCode::Pow: return isFloatType(t);
+  case BinaryCode::And: case BinaryCode::Or: case BinaryCode::Xor: return !isFloatType(t);
+  }
+  return false;
+}
+
+bool isLegal(Combiner c, DType t) {
+  switch (c) {
+  case Combiner::Sum: case Combiner::Prod: case Combiner::Max: case Combiner::Min:
+  case Combiner::ArgMax: case Combiner::ArgMin:
+    return t != DType::Pred;
+  case Combiner::And: case Combiner::Or: return t == DType::Pred;
+  }
+  return false;
+}
+
+const Function *Module::find(std::string_view name) const {
+  for (const Function &f : functions)
+    if (f.name == name)
+      return &f;
+  return nullptr;
+}
+
+} // namespace keel::ir

@@ -1,0 +1,429 @@
+//===- Parser.cpp - Text to tensor IR ------------------------------------===//
+//
+// module   = func*
+// func     = "func" @NAME "(" (VALUE ":" type),* ")" "->" results loc? "{" op* "}"
+// results  = type | "(" type,* ")"
+// op       = (VALUE,+ "=")? MNEMONIC ("." CODE)? (@CALLEE)? "(" VALUE,* ")" attrs?
+//            ":" type,* loc? region?
+//          | "return" VALUE,* loc?
+// region   = "{" "^" "(" (VALUE ":" type),* ")" ":" op* "}"
+// attrs    = "{" KEY "=" (INT | DTYPE | "[" (INT | HEX),* "]"),* "}"
+// type     = DTYPE "[" INT,* "]" ("{" INT,* "}")?   (the layout right after `]`)
+// loc      = "loc" "(" STRING ":" INT ":" INT ")"
+// `//` starts a comment. A value may be used before its definition (the
+// verifier reports that); one that is never defined is a parse error.
+//
+//===----------------------------------------------------------------------===//
+#include "keel/ir/Text.h"
+#include "keel/syntax/Codes.h"
+
+#include <charconv>
+#include <map>
+
+namespace keel::ir {
+
+namespace {
+
+struct ParseError {};
+
+enum class T { End, Value, Global, Ident, Int, Hex, String, Punct };
+
+struct Tok {
+  T kind = T::End;
+  std::string text;
+  Span span;
+};
+
+class IrParser {
+public:
+  IrParser(const SourceManager &sources, FileId file, DiagnosticEngine &diags)
+      : sources_(sources), file_(file), diags_(diags), text_(sources.text(file)) {
+    advance();
+  }
+
+  std::optional<Module> run() {
+    Module m;
+    try {
+      while (cur_.kind != T::End)
+        m.functions.push_back(function());
+    } catch (const ParseError &) {
+      return std::nullopt;
+    }
+    return m;
+  }
+
+private:
+  //===-- Lexing ---------------------------------------------------------===//
+  static bool wordChar(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+  }
+
+  void advance() {
+    lastEnd_ = cur_.span.end;
+    while (pos_ < text_.size()) {
+      char c = text_[pos_];
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+        ++pos_;
+      } else if (c == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '/') {
+        while (pos_ < text_.size() && text_[pos_] != '\n')
+          ++pos_;
+      } else {
+        break;
+      }
+    }
+    uint32_t start = static_cast<uint32_t>(pos_);
+    cur_ = Tok{};
+    if (pos_ >= text_.size()) {
+      cur_.span = {file_, start, start};
+      return;
+    }
+    char c = text_[pos_];
+    auto word = [&] {
+      while (pos_ < text_.size() && wordChar(text_[pos_]))
+        ++pos_;
+    };
+    if (c == '%' || c == '@') {
+      ++pos_;
+      word();
+      cur_.kind = c == '%' ? T::Value : T::Global;
+    } else if (c == '0' && pos_ + 1 < text_.size() && text_[pos_ + 1] == 'x') {
+      pos_ += 2;
+      word();
+      cur_.kind = T::Hex;
+    } else if ((c >= '0' && c <= '9') || (c == '-' && pos_ + 1 < text_.size() && text_[pos_ + 1] >= '0' &&
+                                          text_[pos_ + 1] <= '9')) {
+      ++pos_;
+      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9')
+        ++pos_;
+      cur_.kind = T::Int;
+    } else if (wordChar(c)) {
+      word();
+      cur_.kind = T::Ident;
+    } else if (c == '"') {
+      ++pos_;
+      std::string s;
+      while (pos_ < text_.size() && text_[pos_] != '"' && text_[pos_] != '\n') {
+        if (text_[pos_] == '\\' && pos_ + 1 < text_.size())
+          ++pos_;
+        s += text_[pos_++];
+      }
+      if (pos_ >= text_.size() || text_[pos_] != '"')
+        failAt({file_, start, start + 1}, "unterminated string");
+      ++pos_;
+      cur_.kind = T::String;
+      cur_.text = s;
+      cur_.span = {file_, start, static_cast<uint32_t>(pos_)};
+      return;
+    } else if (c == '-' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '>') {
+      pos_ += 2;
+      cur_.kind = T::Punct;
+    } else {
+      ++pos_;
+      cur_.kind = T::Punct;
+    }
+    cur_.span = {file_, start, static_cast<uint32_t>(pos_)};
+    cur_.text = std::string(text_.substr(start, pos_ - start));
+  }
+
+  //===-- Helpers ----------------------------------------------------------===//
+  [[noreturn]] void failAt(Span at, const std::string &message) {
+    diags_.error(code::E0300, at, message);
+    throw ParseError{};
+  }
+  [[noreturn]] void fail(const std::string &message) {
+    failAt(cur_.span, message + ", found " + (cur_.kind == T::End ? "end of file" : "`" + cur_.text + "`"));
+  }
+  bool isPunct(std::string_view p) const { return cur_.kind == T::Punct && cur_.text == p; }
+  bool accept(std::string_view p) {
+    if (!isPunct(p))
+      return false;
+    advance();
+    return true;
+  }
+  void expect(std::string_view p) {
+    if (!accept(p))
+      fail("expected `" + std::string(p) + "`");
+  }
+  Tok take(T kind, const char *what) {
+    if (cur_.kind != kind)
+      fail(std::string("expected ") + what);
+    Tok t = cur_;
+    advance();
+    return t;
+  }
+  int64_t integer() {
+    Tok t = take(T::Int, "an integer");
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (ec != std::errc() || p != t.text.data() + t.text.size())
+      failAt(t.span, "integer `" + t.text + "` out of range");
+    return v;
+  }
+  std::vector<int64_t> intList(const char *open, const char *close) {
+    std::vector<int64_t> v;
+    expect(open);
+    while (!isPunct(close)) {
+      v.push_back(integer());
+      if (!accept(","))
+        break;
+    }
+    expect(close);
+    return v;
+  }
+
+  DType dtype() {
+    Tok t = take(T::Ident, "an element type");
+    std::optional<DType> d = parseDType(t.text);
+    if (!d)
+      failAt(t.span, "unknown element type `" + t.text + "`");
+    return *d;
+  }
+
+  TensorType type() {
+    TensorType t;
+    t.dtype = dtype();
+    t.shape = intList("[", "]");
+    // A layout is written right after the `]`: `f32[2,3]{0,1}`. A `{` after
+    // a space opens a fusion region instead.
+    bool layout = isPunct("{") && cur_.span.begin == lastEnd_;
+    t.minorToMajor = layout ? intList("{", "}") : TensorType::rowMajor(t.shape.size());
+    return t;
+  }
+
+  Location location() {
+    Location l;
+    if (!(cur_.kind == T::Ident && cur_.text == "loc"))
+      return l;
+    advance();
+    expect("(");
+    l.file = take(T::String, "a file name").text;
+    expect(":");
+    l.line = static_cast<uint32_t>(integer());
+    expect(":");
+    l.column = static_cast<uint32_t>(integer());
+    expect(")");
+    return l;
+  }
+
+  //===-- Values -----------------------------------------------------------===//
+  ValueId defineValue(const Tok &name, TensorType type) {
+    auto it = names_.find(name.text);
+    if (it != names_.end()) {
+      if (defined_[it->second])
+        failAt(name.span, "value `" + name.text + "` is defined twice");
+      fn_->valueTypes[it->second] = std::move(type);
+      defined_[it->second] = true;
+      return it->second;
+    }
+    ValueId v = fn_->newValue(std::move(type));
+    names_.emplace(name.text, v);
+    defined_.push_back(true);
+    return v;
+  }
+  ValueId useValue(const Tok &name) {
+    auto it = names_.find(name.text);
+    if (it != names_.end())
+      return it->second;
+    ValueId v = fn_->newValue(TensorType{});
+    names_.emplace(name.text, v);
+    defined_.push_back(false);
+    firstUse_.emplace(v, name.span);
+    return v;
+  }
+
+  //===-- Functions and operations -------------------------------------------===//
+  Function function() {
+    Function f;
+    fn_ = &f;
+    names_.clear();
+    defined_.clear();
+    firstUse_.clear();
+    Tok kw = take(T::Ident, "`func`");
+    if (kw.text != "func")
+      failAt(kw.span, "expected `func`, found `" + kw.text + "`");
+    f.name = take(T::Global, "a function name (@name)").text.substr(1);
+    expect("(");
+    while (!isPunct(")")) {
+      Tok v = take(T::Value, "a parameter (%name)");
+      expect(":");
+      f.params.push_back(defineValue(v, type()));
+      if (!accept(","))
+        break;
+    }
+    expect(")");
+    expect("->");
+    if (accept("(")) {
+      while (!isPunct(")")) {
+        f.resultTypes.push_back(type());
+        if (!accept(","))
+          break;
+      }
+      expect(")");
+    } else {
+      f.resultTypes.push_back(type());
+    }
+    f.loc = location();
+    f.textSpan = kw.span;
+    expect("{");
+    while (!isPunct("}")) {
+      if (cur_.kind == T::End)
+        fail("expected `}` to close @" + f.name);
+      f.ops.push_back(op());
+    }
+    expect("}");
+    for (const auto &[v, span] : firstUse_)
+      if (!defined_[v])
+        failAt(span, "value is never defined");
+    return f;
+  }
+
+  Op op() {
+    Op op;
+    op.textSpan = cur_.span;
+    std::vector<Tok> resultNames;
+    if (cur_.kind == T::Value) {
+      do
+        resultNames.push_back(take(T::Value, "a result (%name)"));
+      while (accept(","));
+      expect("=");
+    }
+    Tok mnemonic = take(T::Ident, "an operation");
+    op.textSpan = resultNames.empty() ? mnemonic.span : resultNames[0].span.to(mnemonic.span);
+    std::string name = mnemonic.text, code;
+    if (size_t dot = name.find('.'); dot != std::string::npos) {
+      code = name.substr(dot + 1);
+      name = name.substr(0, dot);
+    }
+    std::optional<OpKind> kind = parseOpKind(name);
+    if (!kind)
+      failAt(mnemonic.span, "unknown operation `" + mnemonic.text + "`");
+    op.kind = *kind;
+    auto badCode = [&] { failAt(mnemonic.span, "unknown code `" + code + "` for `" + name + "`"); };
+    switch (op.kind) {
+    case OpKind::Unary: if (auto c = parseUnary(code)) op.unary = *c; else badCode(); break;
+    case OpKind::Binary: if (auto c = parseBinary(code)) op.binary = *c; else badCode(); break;
+    case OpKind::Compare: if (auto c = parseCompare(code)) op.compare = *c; else badCode(); break;
+    case OpKind::Reduce: if (auto c = parseCombiner(code)) op.combiner = *c; else badCode(); break;
+    case OpKind::Select: case OpKind::Convert: case OpKind::Constant: case OpKind::Iota:
+    case OpKind::BroadcastInDim: case OpKind::Reshape: case OpKind::Transpose: case OpKind::Slice:
+    case OpKind::Concatenate: case OpKind::DotGeneral: case OpKind::Copy: case OpKind::Relayout:
+    case OpKind::Call: case OpKind::Return: case OpKind::Fusion:
+      if (!code.empty())
+        badCode();
+      break;
+    }
+    if (op.kind == OpKind::Return) {
+      if (!resultNames.empty())
+        failAt(mnemonic.span, "`return` has no results");
+      if (cur_.kind == T::Value) {
+        do
+          op.operands.push_back(useValue(take(T::Value, "a value")));
+        while (accept(","));
+      }
+      op.loc = location();
+      return op;
+    }
+    if (op.kind == OpKind::Call)
+      op.callee = take(T::Global, "the callee (@name)").text.substr(1);
+    expect("(");
+    while (!isPunct(")")) {
+      op.operands.push_back(useValue(take(T::Value, "an operand (%name)")));
+      if (!accept(","))
+        break;
+    }
+    expect(")");
+    if (isPunct("{"))
+      attributes(op);
+    expect(":");
+    do
+      op.resultTypes.push_back(type());
+    while (accept(","));
+    if (op.resultTypes.size() != resultNames.size())
+      failAt(mnemonic.span, std::to_string(resultNames.size()) + " result names but " +
+                                std::to_string(op.resultTypes.size()) + " result types");
+    for (size_t i = 0; i < resultNames.size(); ++i)
+      op.results.push_back(defineValue(resultNames[i], op.resultTypes[i]));
+    op.loc = location();
+    if (op.kind == OpKind::Fusion)
+      region(op);
+    return op;
+  }
+
+  void region(Op &op) {
+    op.region = std::make_unique<Region>();
+    expect("{");
+    expect("^");
+    expect("(");
+    while (!isPunct(")")) {
+      Tok v = take(T::Value, "a region parameter (%name)");
+      expect(":");
+      op.region->params.push_back(defineValue(v, type()));
+      if (!accept(","))
+        break;
+    }
+    expect(")");
+    expect(":");
+    while (!isPunct("}")) {
+      if (cur_.kind == T::End)
+        fail("expected `}` to close the fusion region");
+      op.region->ops.push_back(this->op());
+    }
+    expect("}");
+  }
+
+  void attributes(Op &op) {
+    expect("{");
+    while (!isPunct("}")) {
+      Tok key = take(T::Ident, "an attribute name");
+      expect("=");
+      const std::string &k = key.text;
+      if (k == "axis") op.axis = integer();
+      else if (k == "acc") op.acc = dtype();
+      else if (k == "dims" || k == "perm" || k == "axes" || k == "start") op.dims = intList("[", "]");
+      else if (k == "limit") op.limits = intList("[", "]");
+      else if (k == "lhs_batch") op.lhsBatch = intList("[", "]");
+      else if (k == "rhs_batch") op.rhsBatch = intList("[", "]");
+      else if (k == "lhs_contract") op.lhsContract = intList("[", "]");
+      else if (k == "rhs_contract") op.rhsContract = intList("[", "]");
+      else if (k == "value") {
+        expect("[");
+        while (!isPunct("]")) {
+          Tok h = take(T::Hex, "an encoding (0x...)");
+          uint64_t bits = 0;
+          auto [p, ec] = std::from_chars(h.text.data() + 2, h.text.data() + h.text.size(), bits, 16);
+          if (h.text.size() == 2 || ec != std::errc() || p != h.text.data() + h.text.size())
+            failAt(h.span, "malformed encoding `" + h.text + "`");
+          op.constant.push_back(bits);
+          if (!accept(","))
+            break;
+        }
+        expect("]");
+      } else {
+        failAt(key.span, "unknown attribute `" + k + "`");
+      }
+      if (!accept(","))
+        break;
+    }
+    expect("}");
+  }
+
+  const SourceManager &sources_;
+  FileId file_;
+  DiagnosticEngine &diags_;
+  std::string_view text_;
+  size_t pos_ = 0;
+  Tok cur_;
+  uint32_t lastEnd_ = 0; ///< where the previous token ended
+  Function *fn_ = nullptr;
+  std::map<std::string, ValueId> names_;
+  std::vector<bool> defined_;
+  std::map<ValueId, Span> firstUse_;
+};
+
+} // namespace
+
+std::optional<Module> parse(const SourceManager &sources, FileId file, DiagnosticEngine &diags) {
+  return IrParser(sources, file, diags).run();
+}
+
+} // namespace keel::ir

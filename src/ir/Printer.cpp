@@ -1,0 +1,154 @@
+//===- Printer.cpp - Tensor IR to text -----------------------------------===//
+#include "keel/ir/Text.h"
+
+#include <cstdio>
+#include <unordered_map>
+
+namespace keel::ir {
+
+namespace {
+
+class Printer {
+public:
+  Printer(const Function &f, const PrintOptions &options) : f_(f), options_(options) {}
+
+  std::string run() {
+    out_ = "func @" + f_.name + "(";
+    for (size_t i = 0; i < f_.params.size(); ++i)
+      out_ += (i ? ", " : "") + define(f_.params[i]) + ": " + typeText(f_.valueTypes[f_.params[i]]);
+    out_ += ") -> ";
+    if (f_.resultTypes.size() == 1) {
+      out_ += typeText(f_.resultTypes[0]);
+    } else {
+      out_ += "(";
+      for (size_t i = 0; i < f_.resultTypes.size(); ++i)
+        out_ += (i ? ", " : "") + typeText(f_.resultTypes[i]);
+      out_ += ")";
+    }
+    out_ += location(f_.loc) + " {\n";
+    for (const Op &op : f_.ops)
+      printOp(op, 1);
+    out_ += "}\n";
+    return out_;
+  }
+
+private:
+  std::string define(ValueId v) {
+    std::string name = "%" + std::to_string(names_.size());
+    names_.emplace(v, name);
+    return name;
+  }
+  std::string use(ValueId v) const {
+    auto it = names_.find(v);
+    return it != names_.end() ? it->second : "%<undefined " + std::to_string(v) + ">";
+  }
+  std::string location(const Location &l) const {
+    if (!options_.locations || !l.known())
+      return "";
+    std::string file;
+    for (char c : l.file)
+      file += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+    return " loc(\"" + file + "\":" + std::to_string(l.line) + ":" + std::to_string(l.column) + ")";
+  }
+  static std::string list(const std::vector<int64_t> &v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+  }
+  static std::string encoding(uint64_t bits, DType t) {
+    int digits = (encodingBits(t) + 3) / 4;
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%0*llx", digits, static_cast<unsigned long long>(bits));
+    return buf;
+  }
+
+  void printOp(const Op &op, int depth) {
+    std::string indent(2 * static_cast<size_t>(depth), ' ');
+    std::string line = indent;
+    if (op.kind == OpKind::Return) {
+      line += "return";
+      for (size_t i = 0; i < op.operands.size(); ++i)
+        line += (i ? ", " : " ") + use(op.operands[i]);
+      out_ += line + location(op.loc) + "\n";
+      return;
+    }
+    std::string operands;
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      operands += (i ? ", " : "") + use(op.operands[i]);
+    std::string mnemonic(opInfo(op.kind).mnemonic), attrs;
+    switch (op.kind) {
+    case OpKind::Unary: mnemonic += "." + std::string(unaryName(op.unary)); break;
+    case OpKind::Binary: mnemonic += "." + std::string(binaryName(op.binary)); break;
+    case OpKind::Compare: mnemonic += "." + std::string(compareName(op.compare)); break;
+    case OpKind::Reduce:
+      mnemonic += "." + std::string(combinerName(op.combiner));
+      attrs = "axes = " + list(op.dims) + ", acc = " + std::string(dtypeName(op.acc.value_or(DType::F32)));
+      break;
+    case OpKind::Constant: {
+      DType t = op.resultTypes.empty() ? DType::F32 : op.resultTypes[0].dtype;
+      attrs = "value = [";
+      for (size_t i = 0; i < op.constant.size(); ++i)
+        attrs += (i ? ", " : "") + encoding(op.constant[i], t);
+      attrs += "]";
+      break;
+    }
+    case OpKind::Iota:
+    case OpKind::Concatenate: attrs = "axis = " + std::to_string(op.axis); break;
+    case OpKind::BroadcastInDim: attrs = "dims = " + list(op.dims); break;
+    case OpKind::Transpose: attrs = "perm = " + list(op.dims); break;
+    case OpKind::Slice: attrs = "start = " + list(op.dims) + ", limit = " + list(op.limits); break;
+    case OpKind::DotGeneral:
+      attrs = "lhs_batch = " + list(op.lhsBatch) + ", rhs_batch = " + list(op.rhsBatch) +
+              ", lhs_contract = " + list(op.lhsContract) + ", rhs_contract = " + list(op.rhsContract) +
+              ", acc = " + std::string(dtypeName(op.acc.value_or(DType::F32)));
+      break;
+    case OpKind::Call: mnemonic += " @" + op.callee; break;
+    case OpKind::Select: case OpKind::Convert: case OpKind::Reshape: case OpKind::Copy:
+    case OpKind::Relayout: case OpKind::Fusion: case OpKind::Return:
+      break;
+    }
+    std::string results;
+    for (size_t i = 0; i < op.results.size(); ++i)
+      results += (i ? ", " : "") + define(op.results[i]);
+    if (!results.empty())
+      line += results + " = ";
+    line += mnemonic + "(" + operands + ")";
+    if (!attrs.empty())
+      line += " {" + attrs + "}";
+    line += " :";
+    for (size_t i = 0; i < op.resultTypes.size(); ++i)
+      line += (i ? ", " : " ") + typeText(op.resultTypes[i]);
+    line += location(op.loc);
+    if (op.kind == OpKind::Fusion && op.region) {
+      out_ += line + " {\n" + indent + "^(";
+      for (size_t i = 0; i < op.region->params.size(); ++i)
+        out_ += (i ? ", " : "") + define(op.region->params[i]) + ": " +
+                typeText(f_.valueTypes[op.region->params[i]]);
+      out_ += "):\n";
+      for (const Op &inner : op.region->ops)
+        printOp(inner, depth + 1);
+      out_ += indent + "}\n";
+      return;
+    }
+    out_ += line + "\n";
+  }
+
+  const Function &f_;
+  const PrintOptions &options_;
+  std::unordered_map<ValueId, std::string> names_;
+  std::string out_;
+};
+
+} // namespace
+
+std::string print(const Function &f, const PrintOptions &options) { return Printer(f, options).run(); }
+
+std::string print(const Module &m, const PrintOptions &options) {
+  std::string out;
+  for (size_t i = 0; i < m.functions.size(); ++i)
+    out += (i ? "\n" : "") + print(m.functions[i], options);
+  return out;
+}
+
+} // namespace keel::ir
