@@ -16,6 +16,9 @@ namespace keel::driver {
 /// `keel check FILE...`: parse and check source files, report diagnostics.
 int runCheck(const std::vector<std::string_view> &args);
 
+/// `keel ir FILE --entry F --bind ...`: the tensor IR of an instantiation.
+int runIr(const std::vector<std::string_view> &args);
+
 /// `keel opt IRFILE`: parse, verify and print tensor IR text.
 int runOpt(const std::vector<std::string_view> &args);
 

@@ -11,6 +11,7 @@ constexpr std::string_view kUsage =
     "\n"
     "commands:\n"
     "  check     parse and check .sfn files, report every error (keel check --help)\n"
+    "  ir        the tensor IR of a function at given sizes (keel ir --help)\n"
     "  opt       parse, verify and print tensor IR text (keel opt --help)\n"
     "  fp        how values round in f16, bf16, tf32, fp8e4m3fn, fp8e5m2, f32, f64\n"
     "            (keel fp --help for its subcommands)\n"
@@ -38,6 +39,8 @@ int main(int argc, char **argv) {
   std::vector<std::string_view> rest(args.begin() + 1, args.end());
   if (command == "check")
     return keel::driver::runCheck(rest);
+  if (command == "ir")
+    return keel::driver::runIr(rest);
   if (command == "opt")
     return keel::driver::runOpt(rest);
   if (command == "fp")

@@ -57,6 +57,12 @@ namespace keel {
   /* Tensor IR text (keel opt). */                                               \
   X(E0300, "malformed tensor IR text")                                           \
   X(E0301, "tensor IR that breaks a verifier rule")                              \
+  /* Instantiation (keel ir). */                                                 \
+  X(E0400, "a missing or unknown shape-variable binding, or no such function")   \
+  X(E0401, "a requires clause that does not hold at the bound sizes")           \
+  X(E0402, "a reshape whose volume does not hold at the bound sizes")           \
+  X(E0403, "a construct that does not become tensor IR")                         \
+  X(E0404, "a dimension that is not positive, or too large, at the bound sizes") \
   /* Effects. */                                                                \
   X(E0120, "a call whose effects the caller does not declare")                  \
   X(E0121, "an effect name that does not exist")                                \

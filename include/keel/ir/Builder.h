@@ -1,0 +1,47 @@
+//===- keel/ir/Builder.h - Checked programs to tensor IR -------*- C++ -*-===//
+//
+// Instantiates a checked tensor function at static shapes: every shape
+// variable is bound to a positive integer (from --bind, or at a call from
+// the argument shapes), the `requires` clause is evaluated at those sizes,
+// and the body becomes tensor IR. Each (function, bindings) pair is built
+// once and named `f.B2.S8` (entry: its own name). The builder reads the
+// checker's results (types, literal encodings); it never re-derives a
+// tensor fact from scalar code.
+//
+// Lowering of the surface sugar: broadcasting operators become explicit
+// broadcast_in_dim; scalar operands (literals, shape variables, casts of
+// them) become rank-0 constants broadcast to the tensor's shape; `matmul`
+// becomes dot_general; `mean` a sum divided by the count; `keepdims` a
+// reshape after the reduce; several-axis reductions one reduce over all axes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KEEL_IR_BUILDER_H
+#define KEEL_IR_BUILDER_H
+
+#include "keel/ir/IR.h"
+#include "keel/sema/Checker.h"
+#include "keel/support/Diagnostics.h"
+#include "keel/syntax/AST.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace keel::ir {
+
+struct BuildRequest {
+  std::string entry;
+  std::map<std::string, int64_t> bindings;
+};
+
+/// Parses `B=2,S=8` (also several --bind flags joined by commas); nullopt
+/// with `error` set when malformed.
+std::optional<std::map<std::string, int64_t>> parseBindings(std::string_view text, std::string &error);
+
+std::optional<Module> build(const SourceManager &sources, const syntax::Program &program,
+                            const sema::CheckedProgram &checked, const BuildRequest &request,
+                            DiagnosticEngine &diags);
+
+} // namespace keel::ir
+
+#endif // KEEL_IR_BUILDER_H

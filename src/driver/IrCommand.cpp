@@ -1,0 +1,105 @@
+//===- IrCommand.cpp - `keel ir`: the tensor IR of an instantiation ------===//
+//
+//   keel ir FILE --entry F [--bind B=2,S=8]... [--locations] [--json] [--color WHEN]
+//
+// Checks FILE, instantiates F at the bound sizes, verifies the IR and prints
+// it. A verifier failure here is Keel's bug: it is reported as an internal
+// compiler error with the IR around the failing operation.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+
+#include "keel/ir/Builder.h"
+#include "keel/ir/Text.h"
+#include "keel/ir/Verifier.h"
+#include "keel/sema/Checker.h"
+#include "keel/syntax/Parser.h"
+
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+
+namespace keel::driver {
+
+int runIr(const std::vector<std::string_view> &args) {
+  constexpr std::string_view kUsage =
+      "usage: keel ir FILE --entry F [--bind NAME=SIZE,...]... [--locations] [--json] [--color WHEN]\n";
+  ir::PrintOptions options;
+  ir::BuildRequest request;
+  bool json = false;
+  std::string color = "auto", path;
+  auto usage = [&](const std::string &message) {
+    std::fprintf(stderr, "keel ir: error: %s\n%s", message.c_str(), kUsage.data());
+    return 2;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view a = args[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage.data(), stdout);
+      return 0;
+    }
+    if (a == "--locations") options.locations = true;
+    else if (a == "--json") json = true;
+    else if ((a == "--entry" || a == "--bind" || a == "--color") && i + 1 == args.size())
+      return usage(std::string(a) + " needs a value");
+    else if (a == "--entry") request.entry = std::string(args[++i]);
+    else if (a == "--color") color = std::string(args[++i]);
+    else if (a == "--bind") {
+      std::string error;
+      auto bindings = ir::parseBindings(args[++i], error);
+      if (!bindings)
+        return usage("--bind " + error);
+      for (const auto &[name, value] : *bindings)
+        if (!request.bindings.emplace(name, value).second)
+          return usage("--bind: '" + name + "' is bound twice");
+    } else if (!a.empty() && a[0] == '-') return usage("unknown option '" + std::string(a) + "'");
+    else if (path.empty()) path = std::string(a);
+    else return usage("one source file at a time");
+  }
+  if (path.empty() || request.entry.empty())
+    return usage(path.empty() ? "no input file" : "--entry F names the function to build");
+  if (color != "auto" && color != "always" && color != "never")
+    return usage("--color takes auto, always or never");
+  bool useColor = color == "always" || (color == "auto" && isatty(STDERR_FILENO) && !std::getenv("NO_COLOR"));
+
+  SourceManager sources;
+  std::string error;
+  std::optional<FileId> file = sources.load(path, error);
+  if (!file) {
+    std::fprintf(stderr, "keel ir: error: %s\n", error.c_str());
+    return 2;
+  }
+  DiagnosticEngine diags(sources);
+  auto report = [&] {
+    for (const Diagnostic &d : diags.diagnostics())
+      std::fputs((json ? renderJson(sources, d) + "\n" : renderText(sources, d, useColor)).c_str(), stderr);
+  };
+  syntax::Program program = syntax::parse(sources, *file, diags);
+  sema::CheckedProgram checked;
+  if (diags.errorCount() == 0)
+    checked = sema::check(sources, program, diags);
+  if (diags.errorCount() > 0) {
+    report();
+    return 1;
+  }
+  std::optional<ir::Module> module = ir::build(sources, program, checked, request, diags);
+  if (!module) {
+    report();
+    return 1;
+  }
+  std::vector<ir::VerifierError> problems = ir::verify(*module);
+  if (!problems.empty()) {
+    for (const ir::VerifierError &e : problems) {
+      Diagnostic &d = diags.internalError(Span{}, "the IR built for `" + request.entry + "` fails verification: " + e.message);
+      if (e.function)
+        d.note("in this IR:\n" + ir::print(*e.function, {true}));
+    }
+    report();
+    return 1;
+  }
+  report(); // warnings
+  std::fputs(ir::print(*module, options).c_str(), stdout);
+  return 0;
+}
+
+} // namespace keel::driver

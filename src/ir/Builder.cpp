@@ -1,0 +1,750 @@
+//===- Builder.cpp - Instantiating checked tensor functions as IR --------===//
+#include "keel/ir/Builder.h"
+
+#include "keel/numerics/Format.h"
+#include "keel/syntax/Codes.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+namespace keel::ir {
+
+using namespace syntax;
+using sema::Scalar;
+
+std::optional<std::map<std::string, int64_t>> parseBindings(std::string_view text, std::string &error) {
+  std::map<std::string, int64_t> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string_view item = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    size_t eq = item.find('=');
+    std::string_view name = eq == std::string_view::npos ? item : item.substr(0, eq);
+    std::string_view value = eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1);
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    bool nameOk = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    });
+    if (!nameOk || value.empty() || ec != std::errc() || p != value.data() + value.size()) {
+      error = "'" + std::string(item) + "' is not NAME=SIZE";
+      return std::nullopt;
+    }
+    if (v < 1) {
+      error = "'" + std::string(item) + "': a size must be at least 1";
+      return std::nullopt;
+    }
+    if (!out.emplace(std::string(name), v).second) {
+      error = "'" + std::string(name) + "' is bound twice";
+      return std::nullopt;
+    }
+    if (comma == std::string_view::npos)
+      break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+namespace {
+
+struct Fail {}; // thrown after an error has been reported
+
+DType dtypeOf(Scalar s) {
+  switch (s) {
+  case Scalar::Bool: return DType::Pred;
+  case Scalar::I4: return DType::I4;
+  case Scalar::I8: return DType::I8;
+  case Scalar::I16: return DType::I16;
+  case Scalar::I32: return DType::I32;
+  case Scalar::I64: return DType::I64;
+  case Scalar::U8: return DType::U8;
+  case Scalar::U16: return DType::U16;
+  case Scalar::U32: return DType::U32;
+  case Scalar::U64: return DType::U64;
+  case Scalar::F16: return DType::F16;
+  case Scalar::BF16: return DType::BF16;
+  case Scalar::TF32: return DType::TF32;
+  case Scalar::FP8E4M3FN: return DType::FP8E4M3FN;
+  case Scalar::FP8E5M2: return DType::FP8E5M2;
+  case Scalar::F32: return DType::F32;
+  case Scalar::F64: return DType::F64;
+  }
+  return DType::F32;
+}
+
+std::optional<fp::Format> formatOf(DType t) {
+  switch (t) {
+  case DType::F16: return fp::Format::F16;
+  case DType::BF16: return fp::Format::BF16;
+  case DType::TF32: return fp::Format::TF32;
+  case DType::FP8E4M3FN: return fp::Format::FP8E4M3FN;
+  case DType::FP8E5M2: return fp::Format::FP8E5M2;
+  case DType::F32: return fp::Format::F32;
+  case DType::F64: return fp::Format::F64;
+  default: return std::nullopt;
+  }
+}
+
+/// The encoding of an integer in an integer dtype (two's complement,
+/// truncated to the width) or a float dtype (rounded once).
+uint64_t encodeInteger(int64_t v, DType t) {
+  if (auto f = formatOf(t))
+    return fp::fromI64(*f, v);
+  int bits = encodingBits(t);
+  uint64_t u = static_cast<uint64_t>(v);
+  return bits == 64 ? u : u & ((uint64_t{1} << bits) - 1);
+}
+
+class Builder {
+public:
+  Builder(const SourceManager &sources, const Program &program, const sema::CheckedProgram &checked,
+          DiagnosticEngine &diags)
+      : src_(sources), program_(program), checked_(checked), diags_(diags) {}
+
+  std::optional<Module> run(const BuildRequest &request) {
+    const FunctionDecl *entry = findFunction(request.entry);
+    try {
+      if (!entry) {
+        diags_.error(code::E0400, Span{}, "there is no function `" + request.entry + "` to build");
+        throw Fail{};
+      }
+      std::set<std::string> vars = shapeVariables(*entry);
+      for (const auto &[name, value] : request.bindings)
+        if (!vars.count(name)) {
+          diags_.error(code::E0400, entry->nameSpan, "`" + name + "` is not a shape variable of `" + entry->name + "`");
+          throw Fail{};
+        }
+      instantiate(*entry, request.bindings, entry->nameSpan, true);
+    } catch (const Fail &) {
+      return std::nullopt;
+    }
+    // Callees were finished (and appended) before their callers: reverse, so
+    // the entry comes first and each function before the ones it calls.
+    std::reverse(module_.functions.begin(), module_.functions.end());
+    return std::move(module_);
+  }
+
+private:
+  //===-- Instantiation ----------------------------------------------------===//
+
+  const FunctionDecl *findFunction(const std::string &name) const {
+    for (const FunctionDecl &f : program_.functions)
+      if (f.name == name)
+        return &f;
+    return nullptr;
+  }
+
+  const sema::FunctionSig &sig(const FunctionDecl &fn) const { return checked_.functions.at(fn.name); }
+
+  std::set<std::string> shapeVariables(const FunctionDecl &fn) const {
+    std::set<std::string> vars;
+    for (const sema::Type &t : sig(fn).params)
+      for (const sema::Dim &d : t.dims)
+        for (const std::string &v : d.variables())
+          vars.insert(v);
+    return vars;
+  }
+
+  std::string instantiate(const FunctionDecl &fn, const std::map<std::string, int64_t> &bindings, Span site,
+                          bool entry) {
+    std::string name = fn.name;
+    if (!entry)
+      for (const auto &[var, value] : bindings)
+        name += "." + var + std::to_string(value);
+    if (built_.count(name))
+      return name;
+    if (inProgress_.count(name)) {
+      diags_.error(code::E0403, site, "`" + fn.name + "` calls itself: recursive tensor functions cannot be "
+                                                      "instantiated");
+      throw Fail{};
+    }
+    const sema::FunctionSig &s = sig(fn);
+    for (const std::string &v : shapeVariables(fn))
+      if (!bindings.count(v)) {
+        diags_.error(code::E0400, site, "no size for shape variable `" + v + "` of `" + fn.name + "`")
+            .help("give every shape variable a size, e.g. --bind " + v + "=8");
+        throw Fail{};
+      }
+    for (size_t i = 0; i < s.refinements.size(); ++i) {
+      const sema::Comparison &c = s.refinements[i];
+      std::optional<int64_t> l = c.lhs.evaluate(bindings), r = c.rhs.evaluate(bindings);
+      bool holds = l && r;
+      if (holds) {
+        switch (c.rel) {
+        case sema::Rel::Eq: holds = *l == *r; break;
+        case sema::Rel::Ne: holds = *l != *r; break;
+        case sema::Rel::Lt: holds = *l < *r; break;
+        case sema::Rel::Le: holds = *l <= *r; break;
+        case sema::Rel::Gt: holds = *l > *r; break;
+        case sema::Rel::Ge: holds = *l >= *r; break;
+        }
+      }
+      if (!holds) {
+        std::string values;
+        for (const auto &[var, value] : bindings)
+          values += (values.empty() ? "" : ", ") + var + " = " + std::to_string(value);
+        diags_.error(code::E0401, site, "`" + fn.name + "` requires " + c.str() + ", which does not hold for " + values)
+            .note(s.refinementSpans[i], "required here");
+        throw Fail{};
+      }
+    }
+    inProgress_.insert(name);
+    // Save the enclosing instantiation's state.
+    Function *savedFn = fn_;
+    auto savedEnv = std::move(env_);
+    auto savedBindings = std::move(bindings_);
+    env_.clear();
+    bindings_ = bindings;
+
+    Function f;
+    f.name = name;
+    f.loc = location(fn.nameSpan);
+    fn_ = &f;
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+      if (!s.params[i].is(sema::Type::Kind::Tensor)) {
+        diags_.error(code::E0403, fn.params[i].nameSpan, "scalar parameters of tensor functions are not built "
+                                                         "into tensor IR yet");
+        throw Fail{};
+      }
+      ValueId v = f.newValue(concrete(s.params[i], fn.params[i].nameSpan));
+      f.params.push_back(v);
+      env_[fn.params[i].name] = v;
+    }
+    if (!s.result.is(sema::Type::Kind::Tensor)) {
+      diags_.error(code::E0403, fn.nameSpan, "`" + fn.name + "` does not return a tensor: only tensor functions "
+                                                            "become tensor IR");
+      throw Fail{};
+    }
+    f.resultTypes.push_back(concrete(s.result, fn.nameSpan));
+    for (const StmtPtr &st : fn.body.stmts)
+      statement(*st);
+    if (f.ops.empty() || f.ops.back().kind != OpKind::Return) {
+      diags_.error(code::E0403, fn.nameSpan, "`" + fn.name + "` must end with `return` to become tensor IR");
+      throw Fail{};
+    }
+    fn_ = savedFn;
+    env_ = std::move(savedEnv);
+    bindings_ = std::move(savedBindings);
+    inProgress_.erase(name);
+    built_.insert(name);
+    module_.functions.push_back(std::move(f));
+    return name;
+  }
+
+  Location location(Span s) const {
+    if (!s.valid())
+      return {};
+    LineColumn lc = src_.lineColumn(s.file, s.begin);
+    return {std::string(src_.name(s.file)), lc.line, lc.column};
+  }
+
+  /// A checked type at the current sizes: scalars become rank-0 tensors.
+  TensorType concrete(const sema::Type &t, Span at) {
+    std::vector<int64_t> shape;
+    for (const sema::Dim &d : t.dims) {
+      std::optional<int64_t> v = d.evaluate(bindings_);
+      if (!v || *v < 1) {
+        diags_.error(code::E0404, at, "dimension `" + d.str() + "` is " +
+                                          (v ? std::to_string(*v) : std::string("out of range")) +
+                                          " at these sizes; dimensions are at least 1");
+        throw Fail{};
+      }
+      shape.push_back(*v);
+    }
+    TensorType out = TensorType::make(dtypeOf(t.scalar), shape);
+    if (!out.elementCount()) {
+      diags_.error(code::E0404, at, "`" + typeText(out) + "` has more elements than int64 can count");
+      throw Fail{};
+    }
+    return out;
+  }
+
+  const sema::Type &checkedType(const Expr &e) const {
+    static const sema::Type error;
+    auto it = checked_.exprTypes.find(&e);
+    return it == checked_.exprTypes.end() ? error : it->second;
+  }
+
+  TensorType typeOf(const Expr &e) { return concrete(checkedType(e), e.span); }
+
+  //===-- Emitting ---------------------------------------------------------===//
+
+  ValueId emit(Op op, TensorType result, Span at) {
+    ValueId v = fn_->newValue(result);
+    op.results.push_back(v);
+    op.resultTypes.push_back(std::move(result));
+    op.loc = location(at);
+    fn_->ops.push_back(std::move(op));
+    return v;
+  }
+  static Op make(OpKind k, std::vector<ValueId> operands = {}) {
+    Op op;
+    op.kind = k;
+    op.operands = std::move(operands);
+    return op;
+  }
+  const TensorType &type(ValueId v) const { return fn_->valueTypes[v]; }
+
+  ValueId constant(std::vector<uint64_t> values, TensorType t, Span at) {
+    Op op = make(OpKind::Constant);
+    op.constant = std::move(values);
+    return emit(std::move(op), std::move(t), at);
+  }
+
+  /// `v` broadcast to `shape` (right-aligned; rank-0 scalars and size-1
+  /// dimensions stretch), or `v` itself when it has that shape.
+  ValueId broadcastTo(ValueId v, const std::vector<int64_t> &shape, Span at) {
+    const TensorType &t = type(v);
+    if (t.shape == shape)
+      return v;
+    Op op = make(OpKind::BroadcastInDim, {v});
+    for (size_t i = 0; i < t.rank(); ++i)
+      op.dims.push_back(static_cast<int64_t>(shape.size() - t.rank() + i));
+    return emit(std::move(op), TensorType::make(t.dtype, shape), at);
+  }
+
+  ValueId convertTo(ValueId v, DType d, Span at) {
+    if (type(v).dtype == d)
+      return v;
+    TensorType t = type(v);
+    t.dtype = d;
+    return emit(make(OpKind::Convert, {v}), t, at);
+  }
+
+  [[noreturn]] void unsupported(Span at, const std::string &what) {
+    diags_.error(code::E0403, at, what + " cannot be built into tensor IR")
+        .note("tensor functions are straight-line: `let`, tensor operations and `return` (Phase 0 §3)");
+    throw Fail{};
+  }
+
+  //===-- Statements -------------------------------------------------------===//
+
+  void statement(const Stmt &s) {
+    switch (s.kind) {
+    case StmtKind::Let: {
+      auto &l = *s.as<LetStmt>();
+      ValueId v = value(*l.init);
+      env_[l.name] = v;
+      return;
+    }
+    case StmtKind::Return: {
+      auto &r = *s.as<ReturnStmt>();
+      if (!r.value)
+        unsupported(s.span, "`return` without a value");
+      ValueId v = value(*r.value);
+      Op op = make(OpKind::Return, {v});
+      op.loc = location(s.span);
+      fn_->ops.push_back(std::move(op));
+      return;
+    }
+    case StmtKind::Block:
+      for (const StmtPtr &inner : s.as<BlockStmt>()->block.stmts)
+        statement(*inner);
+      return;
+    case StmtKind::Assign: unsupported(s.span, "assignment");
+    case StmtKind::If: unsupported(s.span, "`if`");
+    case StmtKind::For: unsupported(s.span, "`for`");
+    case StmtKind::While: unsupported(s.span, "`while`");
+    case StmtKind::Loop: unsupported(s.span, "`loop`");
+    case StmtKind::Break:
+    case StmtKind::Continue: unsupported(s.span, "`break` and `continue`");
+    case StmtKind::Assert: unsupported(s.span, "`assert`");
+    case StmtKind::Expr: unsupported(s.span, "an expression statement");
+    }
+  }
+
+  //===-- Expressions ------------------------------------------------------===//
+
+  ValueId value(const Expr &e) {
+    switch (e.kind) {
+    case ExprKind::Int: {
+      auto &i = *e.as<IntExpr>();
+      return intLiteral(i, false, e);
+    }
+    case ExprKind::Float: return floatLiteral(*e.as<FloatExpr>(), e);
+    case ExprKind::Bool: return constant({e.as<BoolExpr>()->value ? 1u : 0u}, TensorType::make(DType::Pred, {}), e.span);
+    case ExprKind::String: unsupported(e.span, "a string");
+    case ExprKind::Name: {
+      auto &n = *e.as<NameExpr>();
+      if (auto it = env_.find(n.name); it != env_.end())
+        return it->second;
+      if (auto it = bindings_.find(n.name); it != bindings_.end()) // a shape variable read as an int
+        return constant({static_cast<uint64_t>(it->second)}, TensorType::make(DType::I64, {}), e.span);
+      unsupported(e.span, "`" + n.name + "`");
+    }
+    case ExprKind::Unary: {
+      auto &u = *e.as<UnaryExpr>();
+      if (u.op == Tok::Minus) {
+        if (auto *i = u.operand->as<IntExpr>())
+          return intLiteral(*i, true, e);
+        if (auto *f = u.operand->as<FloatExpr>())
+          return floatLiteral(*f, e); // the checker rounded the negated value
+      }
+      ValueId v = value(*u.operand);
+      Op op = make(OpKind::Unary, {v});
+      op.unary = u.op == Tok::Minus ? UnaryCode::Neg : UnaryCode::Not;
+      return emit(std::move(op), type(v), e.span);
+    }
+    case ExprKind::Binary: return binary(*e.as<BinaryExpr>());
+    case ExprKind::Cast: {
+      auto &c = *e.as<CastExpr>();
+      return convertTo(value(*c.operand), typeOf(e).dtype, e.span);
+    }
+    case ExprKind::Call: return call(*e.as<CallExpr>());
+    case ExprKind::Index: unsupported(e.span, "indexing one element");
+    case ExprKind::Array: unsupported(e.span, "an array");
+    }
+    unsupported(e.span, "this expression");
+  }
+
+  ValueId intLiteral(const IntExpr &i, bool negative, const Expr &whole) {
+    TensorType t = typeOf(whole);
+    uint64_t magnitude = 0;
+    std::from_chars(i.text.data(), i.text.data() + i.text.size(), magnitude);
+    int64_t v = negative ? static_cast<int64_t>(uint64_t{0} - magnitude) : static_cast<int64_t>(magnitude);
+    return constant({encodeInteger(v, t.dtype)}, t, whole.span);
+  }
+
+  ValueId floatLiteral(const FloatExpr &f, const Expr &whole) {
+    TensorType t = typeOf(whole);
+    auto it = checked_.floatLiterals.find(&f);
+    if (it == checked_.floatLiterals.end()) {
+      diags_.internalError(whole.span, "a float literal has no encoding from the checker");
+      throw Fail{};
+    }
+    return constant({it->second}, t, whole.span);
+  }
+
+  static std::optional<BinaryCode> binaryCode(Tok op) {
+    switch (op) {
+    case Tok::Plus: return BinaryCode::Add;
+    case Tok::Minus: return BinaryCode::Sub;
+    case Tok::Star: return BinaryCode::Mul;
+    case Tok::Slash: return BinaryCode::Div;
+    case Tok::Percent: return BinaryCode::Rem;
+    case Tok::Amp: case Tok::AmpAmp: return BinaryCode::And;
+    case Tok::Pipe: case Tok::PipePipe: return BinaryCode::Or;
+    case Tok::Caret: return BinaryCode::Xor;
+    default: return std::nullopt;
+    }
+  }
+  static std::optional<CompareDir> compareDir(Tok op) {
+    switch (op) {
+    case Tok::EqEq: return CompareDir::Eq;
+    case Tok::NotEq: return CompareDir::Ne;
+    case Tok::Less: return CompareDir::Lt;
+    case Tok::LessEq: return CompareDir::Le;
+    case Tok::Greater: return CompareDir::Gt;
+    case Tok::GreaterEq: return CompareDir::Ge;
+    default: return std::nullopt;
+    }
+  }
+
+  ValueId binary(const BinaryExpr &b) {
+    TensorType result = typeOf(b);
+    ValueId l = value(*b.lhs), r = value(*b.rhs);
+    // Broadcasting sugar, made explicit.
+    l = broadcastTo(l, result.shape, b.lhs->span);
+    r = broadcastTo(r, result.shape, b.rhs->span);
+    if (auto dir = compareDir(b.op)) {
+      Op op = make(OpKind::Compare, {l, r});
+      op.compare = *dir;
+      return emit(std::move(op), result, b.span);
+    }
+    Op op = make(OpKind::Binary, {l, r});
+    op.binary = *binaryCode(b.op);
+    return emit(std::move(op), result, b.span);
+  }
+
+  const Expr *named(const CallExpr &c, const char *name) const {
+    for (const Arg &a : c.args)
+      if (a.name == name)
+        return a.value.get();
+    return nullptr;
+  }
+  std::vector<const Expr *> positional(const CallExpr &c) const {
+    std::vector<const Expr *> out;
+    for (const Arg &a : c.args)
+      if (a.name.empty())
+        out.push_back(a.value.get());
+    return out;
+  }
+  static int64_t intOf(const Expr &e) {
+    int64_t v = 0;
+    if (auto *i = e.as<IntExpr>())
+      std::from_chars(i->text.data(), i->text.data() + i->text.size(), v);
+    return v;
+  }
+  /// A dimension written as an expression, at the current sizes.
+  int64_t dimValue(const Expr &e) {
+    if (auto *i = e.as<IntExpr>())
+      return intOf(*i);
+    if (auto *n = e.as<NameExpr>())
+      return bindings_.at(n->name);
+    if (auto *u = e.as<UnaryExpr>())
+      return -dimValue(*u->operand);
+    if (auto *b = e.as<BinaryExpr>()) {
+      int64_t l = dimValue(*b->lhs), r = dimValue(*b->rhs);
+      switch (b->op) {
+      case Tok::Plus: return l + r;
+      case Tok::Minus: return l - r;
+      case Tok::Star: return l * r;
+      case Tok::Slash: return l / r - ((l % r != 0 && (l < 0) != (r < 0)) ? 1 : 0);
+      case Tok::Percent: return l - r * (l / r - ((l % r != 0 && (l < 0) != (r < 0)) ? 1 : 0));
+      default: break;
+      }
+    }
+    return 0;
+  }
+  std::vector<int64_t> axesOf(const CallExpr &c) const {
+    std::vector<int64_t> axes;
+    if (const Expr *a = named(c, "axis")) {
+      if (auto *list = a->as<ArrayExpr>())
+        for (const ExprPtr &x : list->elements)
+          axes.push_back(intOf(*x));
+      else
+        axes.push_back(intOf(*a));
+    }
+    std::sort(axes.begin(), axes.end());
+    return axes;
+  }
+
+  ValueId call(const CallExpr &c) {
+    if (const FunctionDecl *fn = findFunction(c.callee))
+      return userCall(c, *fn);
+    TensorType result = typeOf(c);
+    std::vector<const Expr *> args = positional(c);
+    static const std::map<std::string, UnaryCode> unaries = {
+        {"relu", UnaryCode::Relu}, {"gelu", UnaryCode::Gelu}, {"silu", UnaryCode::Silu},
+        {"tanh", UnaryCode::Tanh}, {"sigmoid", UnaryCode::Sigmoid}, {"exp", UnaryCode::Exp},
+        {"log", UnaryCode::Log},   {"neg", UnaryCode::Neg},     {"abs", UnaryCode::Abs},
+        {"sqrt", UnaryCode::Sqrt}, {"rsqrt", UnaryCode::Rsqrt}, {"bitwise_not", UnaryCode::Not}};
+    if (auto it = unaries.find(c.callee); it != unaries.end()) {
+      Op op = make(OpKind::Unary, {value(*args[0])});
+      op.unary = it->second;
+      return emit(std::move(op), result, c.span);
+    }
+    bool reduction = named(c, "axis") != nullptr;
+    if ((c.callee == "pow" || c.callee == "min" || c.callee == "max") && !reduction) {
+      ValueId l = broadcastTo(value(*args[0]), result.shape, args[0]->span);
+      ValueId r = broadcastTo(value(*args[1]), result.shape, args[1]->span);
+      Op op = make(OpKind::Binary, {l, r});
+      op.binary = c.callee == "pow" ? BinaryCode::Pow : c.callee == "min" ? BinaryCode::Min : BinaryCode::Max;
+      return emit(std::move(op), result, c.span);
+    }
+    if (c.callee == "matmul") {
+      ValueId l = value(*args[0]), r = value(*args[1]);
+      Op op = make(OpKind::DotGeneral, {l, r});
+      if (type(l).rank() == 3) {
+        op.lhsBatch = {0};
+        op.rhsBatch = {0};
+        op.lhsContract = {2};
+        op.rhsContract = {1};
+      } else {
+        op.lhsContract = {1};
+        op.rhsContract = {0};
+      }
+      op.acc = result.dtype;
+      return emit(std::move(op), result, c.span);
+    }
+    static const std::map<std::string, Combiner> combiners = {
+        {"sum", Combiner::Sum},   {"mean", Combiner::Sum},      {"prod", Combiner::Prod},
+        {"max", Combiner::Max},   {"min", Combiner::Min},       {"any", Combiner::Or},
+        {"all", Combiner::And},   {"argmax", Combiner::ArgMax}, {"argmin", Combiner::ArgMin}};
+    if (auto it = combiners.find(c.callee); it != combiners.end())
+      return reduce(c, it->second, value(*args[0]), result);
+    if (c.callee == "transpose") {
+      Op op = make(OpKind::Transpose, {value(*args[0])});
+      for (const ExprPtr &x : args[1]->as<ArrayExpr>()->elements)
+        op.dims.push_back(intOf(*x));
+      return emit(std::move(op), result, c.span);
+    }
+    if (c.callee == "reshape") {
+      ValueId v = value(*args[0]);
+      if (type(v).elementCount() != result.elementCount()) {
+        diags_.error(code::E0402, c.span, "the reshape from " + typeText(type(v)) + " to " + typeText(result) +
+                                              " changes the number of elements at these sizes")
+            .note("the type checker assumed the volumes equal (Phase 0 §10); at these sizes they are not");
+        throw Fail{};
+      }
+      return emit(make(OpKind::Reshape, {v}), result, c.span);
+    }
+    if (c.callee == "broadcast")
+      return broadcastTo(value(*args[0]), result.shape, c.span);
+    if (c.callee == "slice") {
+      ValueId v = value(*args[0]);
+      Op op = make(OpKind::Slice, {v});
+      size_t axis = static_cast<size_t>(intOf(*named(c, "axis")));
+      for (size_t d = 0; d < type(v).rank(); ++d) {
+        op.dims.push_back(d == axis ? dimValue(*named(c, "start")) : 0);
+        op.limits.push_back(d == axis ? dimValue(*named(c, "stop")) : type(v).shape[d]);
+      }
+      return emit(std::move(op), result, c.span);
+    }
+    if (c.callee == "concat") {
+      Op op = make(OpKind::Concatenate);
+      for (const Expr *a : args)
+        op.operands.push_back(value(*a));
+      op.axis = intOf(*named(c, "axis"));
+      return emit(std::move(op), result, c.span);
+    }
+    if (c.callee == "full") {
+      ValueId scalar = value(*args[1]);
+      return broadcastTo(scalar, result.shape, c.span);
+    }
+    if (c.callee == "zeros")
+      return constant({0}, result, c.span);
+    if (c.callee == "iota") {
+      Op op = make(OpKind::Iota);
+      op.axis = intOf(*named(c, "axis"));
+      return emit(std::move(op), result, c.span);
+    }
+    if (c.callee == "tensor") {
+      std::vector<uint64_t> values;
+      flatten(*args[0], result.dtype, values);
+      return constant(std::move(values), result, c.span);
+    }
+    if (c.callee == "random") {
+      const Expr *seed = named(c, "seed");
+      return constant(randomValues(seed ? static_cast<uint64_t>(intOf(*seed)) : 0,
+                                   result.elementCount().value_or(0), result.dtype),
+                      result, c.span);
+    }
+    unsupported(c.span, "`" + c.callee + "`");
+  }
+
+  ValueId reduce(const CallExpr &c, Combiner combiner, ValueId input, const TensorType &result) {
+    const TensorType &in = type(input);
+    std::vector<int64_t> axes = axesOf(c);
+    bool lowPrecision = isFloatType(in.dtype) && in.dtype != DType::F32 && in.dtype != DType::F64;
+    DType acc = result.dtype;
+    switch (combiner) {
+    case Combiner::Sum: case Combiner::Prod:
+      acc = result.dtype; // the accumulator the checker chose
+      break;
+    case Combiner::Max: case Combiner::Min: case Combiner::ArgMax: case Combiner::ArgMin:
+      acc = lowPrecision ? DType::F32 : in.dtype; // compares exactly
+      break;
+    case Combiner::And: case Combiner::Or:
+      acc = DType::Pred;
+      break;
+    }
+    std::vector<int64_t> reducedShape;
+    for (size_t i = 0; i < in.rank(); ++i)
+      if (!std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i)))
+        reducedShape.push_back(in.shape[i]);
+    Op op = make(OpKind::Reduce, {input});
+    op.combiner = combiner;
+    op.dims = axes;
+    op.acc = acc;
+    ValueId v = emit(std::move(op), TensorType::make(result.dtype, reducedShape), c.span);
+    if (c.callee == "mean") {
+      int64_t count = 1;
+      for (int64_t a : axes)
+        count *= in.shape[static_cast<size_t>(a)];
+      ValueId n = constant({encodeInteger(count, result.dtype)}, TensorType::make(result.dtype, {}), c.span);
+      Op div = make(OpKind::Binary, {v, broadcastTo(n, reducedShape, c.span)});
+      div.binary = BinaryCode::Div;
+      v = emit(std::move(div), TensorType::make(result.dtype, reducedShape), c.span);
+    }
+    if (result.shape != reducedShape) // keepdims
+      v = emit(make(OpKind::Reshape, {v}), result, c.span);
+    return v;
+  }
+
+  void flatten(const Expr &e, DType t, std::vector<uint64_t> &out) {
+    if (auto *list = e.as<ArrayExpr>()) {
+      for (const ExprPtr &x : list->elements)
+        flatten(*x, t, out);
+      return;
+    }
+    bool negative = false;
+    const Expr *leaf = &e;
+    if (auto *u = e.as<UnaryExpr>(); u && u->op == Tok::Minus) {
+      negative = true;
+      leaf = u->operand.get();
+    }
+    std::string text = (negative ? "-" : "");
+    if (auto *f = leaf->as<FloatExpr>())
+      text += f->text;
+    else if (auto *i = leaf->as<IntExpr>())
+      text += i->text;
+    else if (auto *b = leaf->as<BoolExpr>())
+      text = b->value ? "1" : "0";
+    else
+      unsupported(e.span, "a `tensor` element that is not a literal");
+    if (auto f = formatOf(t)) {
+      out.push_back(fp::fromDecimal(*f, text).value_or(0)); // one rounding from the decimal
+      return;
+    }
+    if (leaf->as<FloatExpr>())
+      unsupported(e.span, "a float literal in integer `tensor` data");
+    int64_t v = 0;
+    std::from_chars(text.data(), text.data() + text.size(), v);
+    out.push_back(t == DType::Pred ? (v != 0) : encodeInteger(v, t));
+  }
+
+  /// `random`: SplitMix64 from the seed; element k takes the k-th output's
+  /// top 24 bits as a multiple of 2^-24 in [0, 1), exact in every float type
+  /// with 24 or more bits and rounded once (to nearest even) otherwise.
+  static std::vector<uint64_t> randomValues(uint64_t seed, int64_t count, DType t) {
+    std::vector<uint64_t> out;
+    uint64_t state = seed;
+    for (int64_t k = 0; k < count; ++k) {
+      state += 0x9E3779B97F4A7C15ull;
+      uint64_t z = state;
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      z ^= z >> 31;
+      double u = static_cast<double>(z >> 40) * 0x1p-24;
+      if (auto f = formatOf(t))
+        out.push_back(fp::fromF64(*f, u));
+      else
+        out.push_back(encodeInteger(static_cast<int64_t>(z >> 40) & 1, t));
+    }
+    return out;
+  }
+
+  ValueId userCall(const CallExpr &c, const FunctionDecl &fn) {
+    const sema::FunctionSig &s = sig(fn);
+    std::vector<ValueId> args;
+    std::map<std::string, int64_t> bindings;
+    size_t i = 0;
+    for (const Arg &a : c.args) {
+      ValueId v = value(*a.value);
+      args.push_back(v);
+      if (i < s.params.size())
+        for (size_t d = 0; d < s.params[i].dims.size(); ++d) {
+          const sema::Dim &p = s.params[i].dims[d];
+          if (p.terms().size() == 1 && p.constantTerm() == 0 && p.terms()[0].second == 1 &&
+              p.terms()[0].first.kind == sema::DimAtom::Kind::Var)
+            bindings.emplace(p.terms()[0].first.name, type(v).shape[d]);
+        }
+      ++i;
+    }
+    std::string callee = instantiate(fn, bindings, c.span, false);
+    Op op = make(OpKind::Call, args);
+    op.callee = callee;
+    return emit(std::move(op), typeOf(c), c.span);
+  }
+
+  const SourceManager &src_;
+  const Program &program_;
+  const sema::CheckedProgram &checked_;
+  DiagnosticEngine &diags_;
+  Module module_;
+  std::set<std::string> built_, inProgress_;
+  Function *fn_ = nullptr;
+  std::map<std::string, ValueId> env_;
+  std::map<std::string, int64_t> bindings_;
+};
+
+} // namespace
+
+std::optional<Module> build(const SourceManager &sources, const Program &program, const sema::CheckedProgram &checked,
+                            const BuildRequest &request, DiagnosticEngine &diags) {
+  return Builder(sources, program, checked, diags).run(request);
+}
+
+} // namespace keel::ir
