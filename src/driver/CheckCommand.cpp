@@ -1,6 +1,7 @@
 //===- CheckCommand.cpp - `keel check` -----------------------------------===//
 //
-//   keel check [--dump-ast] [--json] [--color auto|always|never] [--verify] FILE...
+//   keel check [--dump-ast] [--json] [--color auto|always|never] [--verify]
+//              [--stats] [--smt-timeout MS] FILE...
 //
 // Parses (and, as the front end grows, type-checks) each file and reports
 // every diagnostic. Exit status: 0 clean, 1 errors in the input, 2 usage.
@@ -19,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "Output.h"
 
 #include "keel/support/Diagnostics.h"
 #include "keel/sema/Checker.h"
@@ -30,7 +32,6 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
-#include <unistd.h>
 
 namespace keel::driver {
 namespace {
@@ -186,14 +187,20 @@ bool verify(const SourceManager &sources, FileId file, const DiagnosticEngine &d
 } // namespace
 
 int runCheck(const std::vector<std::string_view> &args) {
-  bool dumpAst = false, json = false, verifyMode = false, stats = false;
+  bool dumpAst = false, verifyMode = false, stats = false;
+  OutputOptions output;
   unsigned smtTimeoutMs = 2000;
-  std::string color = "auto";
   std::vector<std::string> files;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view a = args[i];
+    std::string optionError;
+    OptionResult common = parseOutputOption(args, i, output, optionError);
+    if (common == OptionResult::Bad) {
+      std::fprintf(stderr, "keel check: error: %s\n", optionError.c_str());
+      return 2;
+    }
+    if (common == OptionResult::Taken) continue;
     if (a == "--dump-ast") dumpAst = true;
-    else if (a == "--json") json = true;
     else if (a == "--verify") verifyMode = true;
     else if (a == "--stats") stats = true;
     else if (a == "--smt-timeout") {
@@ -209,21 +216,6 @@ int runCheck(const std::vector<std::string_view> &args) {
     else if (a == "--help" || a == "-h") {
       std::fputs(kUsage.data(), stdout);
       return 0;
-    } else if (a == "--color" || a.substr(0, 8) == "--color=") {
-      if (a == "--color") {
-        if (i + 1 == args.size()) {
-          std::fprintf(stderr, "keel check: error: --color needs auto, always or never\n");
-          return 2;
-        }
-        color = std::string(args[++i]);
-      } else {
-        color = std::string(a.substr(8));
-      }
-      if (color != "auto" && color != "always" && color != "never") {
-        std::fprintf(stderr, "keel check: error: --color takes auto, always or never, not '%s'\n",
-                     color.c_str());
-        return 2;
-      }
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "keel check: error: unknown option '%.*s'\n%s", static_cast<int>(a.size()),
                    a.data(), kUsage.data());
@@ -236,21 +228,14 @@ int runCheck(const std::vector<std::string_view> &args) {
     std::fprintf(stderr, "keel check: error: no input files\n%s", kUsage.data());
     return 2;
   }
-  bool useColor = color == "always" ||
-                  (color == "auto" && isatty(STDERR_FILENO) && !std::getenv("NO_COLOR") &&
-                   std::string_view(std::getenv("TERM") ? std::getenv("TERM") : "dumb") != "dumb");
-
   SourceManager sources;
   sema::ShapeSolver solver(smtTimeoutMs);
   auto started = std::chrono::steady_clock::now();
   bool anyErrors = false, allVerified = true;
   for (const std::string &path : files) {
-    std::string error;
-    std::optional<FileId> file = sources.load(path, error);
-    if (!file) {
-      std::fprintf(stderr, "keel check: error: %s\n", error.c_str());
+    std::optional<FileId> file = loadOrComplain(sources, path, "check");
+    if (!file)
       return 2;
-    }
     DiagnosticEngine diags(sources);
     syntax::Program program = syntax::parse(sources, *file, diags);
     // Type checking runs on a tree without syntax errors only: a tree the
@@ -263,18 +248,7 @@ int runCheck(const std::vector<std::string_view> &args) {
       allVerified &= verify(sources, *file, diags);
       continue;
     }
-    // In source order: the lexer reports before the parser has started.
-    std::vector<const Diagnostic *> ordered;
-    for (const Diagnostic &d : diags.diagnostics())
-      ordered.push_back(&d);
-    std::stable_sort(ordered.begin(), ordered.end(), [](const Diagnostic *a, const Diagnostic *b) {
-      return a->span.begin < b->span.begin;
-    });
-    for (const Diagnostic *dp : ordered) {
-      const Diagnostic &d = *dp;
-      std::string text = json ? renderJson(sources, d) + "\n" : renderText(sources, d, useColor);
-      std::fputs(text.c_str(), stderr);
-    }
+    report(sources, diags, output);
     anyErrors |= diags.errorCount() > 0;
   }
   if (stats) {

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "Output.h"
 
 #include "keel/ir/Builder.h"
 #include "keel/ir/Text.h"
@@ -17,7 +18,6 @@
 
 #include <cstdio>
 #include <string>
-#include <unistd.h>
 
 namespace keel::driver {
 
@@ -26,8 +26,8 @@ int runIr(const std::vector<std::string_view> &args) {
       "usage: keel ir FILE --entry F [--bind NAME=SIZE,...]... [--locations] [--json] [--color WHEN]\n";
   ir::PrintOptions options;
   ir::BuildRequest request;
-  bool json = false;
-  std::string color = "auto", path;
+  OutputOptions output;
+  std::string path;
   auto usage = [&](const std::string &message) {
     std::fprintf(stderr, "keel ir: error: %s\n%s", message.c_str(), kUsage.data());
     return 2;
@@ -38,12 +38,15 @@ int runIr(const std::vector<std::string_view> &args) {
       std::fputs(kUsage.data(), stdout);
       return 0;
     }
+    std::string optionError;
+    OptionResult common = parseOutputOption(args, i, output, optionError);
+    if (common == OptionResult::Bad)
+      return usage(optionError);
+    if (common == OptionResult::Taken) continue;
     if (a == "--locations") options.locations = true;
-    else if (a == "--json") json = true;
-    else if ((a == "--entry" || a == "--bind" || a == "--color") && i + 1 == args.size())
+    else if ((a == "--entry" || a == "--bind") && i + 1 == args.size())
       return usage(std::string(a) + " needs a value");
     else if (a == "--entry") request.entry = std::string(args[++i]);
-    else if (a == "--color") color = std::string(args[++i]);
     else if (a == "--bind") {
       std::string error;
       auto bindings = ir::parseBindings(args[++i], error);
@@ -58,33 +61,22 @@ int runIr(const std::vector<std::string_view> &args) {
   }
   if (path.empty() || request.entry.empty())
     return usage(path.empty() ? "no input file" : "--entry F names the function to build");
-  if (color != "auto" && color != "always" && color != "never")
-    return usage("--color takes auto, always or never");
-  bool useColor = color == "always" || (color == "auto" && isatty(STDERR_FILENO) && !std::getenv("NO_COLOR"));
-
   SourceManager sources;
-  std::string error;
-  std::optional<FileId> file = sources.load(path, error);
-  if (!file) {
-    std::fprintf(stderr, "keel ir: error: %s\n", error.c_str());
+  std::optional<FileId> file = loadOrComplain(sources, path, "ir");
+  if (!file)
     return 2;
-  }
   DiagnosticEngine diags(sources);
-  auto report = [&] {
-    for (const Diagnostic &d : diags.diagnostics())
-      std::fputs((json ? renderJson(sources, d) + "\n" : renderText(sources, d, useColor)).c_str(), stderr);
-  };
   syntax::Program program = syntax::parse(sources, *file, diags);
   sema::CheckedProgram checked;
   if (diags.errorCount() == 0)
     checked = sema::check(sources, program, diags);
   if (diags.errorCount() > 0) {
-    report();
+    report(sources, diags, output);
     return 1;
   }
   std::optional<ir::Module> module = ir::build(sources, program, checked, request, diags);
   if (!module) {
-    report();
+    report(sources, diags, output);
     return 1;
   }
   std::vector<ir::VerifierError> problems = ir::verify(*module);
@@ -94,10 +86,10 @@ int runIr(const std::vector<std::string_view> &args) {
       if (e.function)
         d.note("in this IR:\n" + ir::print(*e.function, {true}));
     }
-    report();
+    report(sources, diags, output);
     return 1;
   }
-  report(); // warnings
+  report(sources, diags, output); // warnings
   std::fputs(ir::print(*module, options).c_str(), stdout);
   return 0;
 }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "Output.h"
 
 #include "keel/ir/Text.h"
 #include "keel/ir/Verifier.h"
@@ -15,24 +16,28 @@
 
 #include <cstdio>
 #include <string>
-#include <unistd.h>
 
 namespace keel::driver {
 
 int runOpt(const std::vector<std::string_view> &args) {
   constexpr std::string_view kUsage = "usage: keel opt [--locations] [--json] [--color auto|always|never] IRFILE\n";
   ir::PrintOptions options;
-  bool json = false;
-  std::string color = "auto", path;
+  OutputOptions output;
+  std::string path;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view a = args[i];
+    std::string optionError;
+    OptionResult common = parseOutputOption(args, i, output, optionError);
+    if (common == OptionResult::Bad) {
+      std::fprintf(stderr, "keel opt: error: %s\n", optionError.c_str());
+      return 2;
+    }
+    if (common == OptionResult::Taken) continue;
     if (a == "--locations") options.locations = true;
-    else if (a == "--json") json = true;
     else if (a == "--help" || a == "-h") {
       std::fputs(kUsage.data(), stdout);
       return 0;
-    } else if (a == "--color" && i + 1 < args.size()) color = std::string(args[++i]);
-    else if (!a.empty() && a[0] == '-') {
+    } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "keel opt: error: unknown option '%.*s'\n%s", static_cast<int>(a.size()), a.data(),
                    kUsage.data());
       return 2;
@@ -42,18 +47,14 @@ int runOpt(const std::vector<std::string_view> &args) {
       return 2;
     }
   }
-  if (path.empty() || (color != "auto" && color != "always" && color != "never")) {
+  if (path.empty()) {
     std::fputs(kUsage.data(), stderr);
     return 2;
   }
-  bool useColor = color == "always" || (color == "auto" && isatty(STDERR_FILENO) && !std::getenv("NO_COLOR"));
   SourceManager sources;
-  std::string error;
-  std::optional<FileId> file = sources.load(path, error);
-  if (!file) {
-    std::fprintf(stderr, "keel opt: error: %s\n", error.c_str());
+  std::optional<FileId> file = loadOrComplain(sources, path, "opt");
+  if (!file)
     return 2;
-  }
   DiagnosticEngine diags(sources);
   std::optional<ir::Module> module = ir::parse(sources, *file, diags);
   if (module) {
@@ -62,8 +63,7 @@ int runOpt(const std::vector<std::string_view> &args) {
       diags.error(code::E0301, at, e.message);
     }
   }
-  for (const Diagnostic &d : diags.diagnostics())
-    std::fputs((json ? renderJson(sources, d) + "\n" : renderText(sources, d, useColor)).c_str(), stderr);
+  report(sources, diags, output);
   if (diags.errorCount() > 0)
     return 1;
   std::fputs(ir::print(*module, options).c_str(), stdout);

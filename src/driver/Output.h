@@ -1,0 +1,42 @@
+//===- Output.h - What every command shares: diagnostics output ----------===//
+//
+// --json and --color auto|always|never, parsed the same way by every
+// command, and one routine that prints a command's diagnostics in source
+// order (text or JSON, on stderr).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KEEL_DRIVER_OUTPUT_H
+#define KEEL_DRIVER_OUTPUT_H
+
+#include "keel/support/Diagnostics.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace keel::driver {
+
+struct OutputOptions {
+  bool json = false;
+  std::string color = "auto";
+  /// Colour: always, or auto on a terminal without NO_COLOR or TERM=dumb.
+  bool useColor() const;
+};
+
+enum class OptionResult { NotMine, Taken, Bad };
+
+/// Takes `--json`, `--color WHEN` or `--color=WHEN` at args[i] (advancing
+/// i past a value); Bad sets `error`.
+OptionResult parseOutputOption(const std::vector<std::string_view> &args, size_t &i, OutputOptions &options,
+                               std::string &error);
+
+/// Prints the diagnostics in source order.
+void report(const SourceManager &sources, const DiagnosticEngine &diags, const OutputOptions &options);
+
+/// Loads a file, or prints "keel COMMAND: error: ..." and returns nullopt.
+std::optional<FileId> loadOrComplain(SourceManager &sources, const std::string &path, std::string_view command);
+
+} // namespace keel::driver
+
+#endif // KEEL_DRIVER_OUTPUT_H
