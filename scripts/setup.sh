@@ -10,6 +10,7 @@ packages=(
   llvm-22-dev llvm-22-tools                  # APFloat cross-check; lit, FileCheck
   libz3-dev                                  # shape obligations
   libgtest-dev libmpfr-dev                   # tests and their MPFR reference
+  python3-numpy                              # .npy interoperability tests
 )
 missing=()
 for p in "${packages[@]}"; do

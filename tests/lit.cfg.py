@@ -11,5 +11,6 @@ config.test_exec_root = os.path.join(os.path.dirname(config.keel_bin_dir), "..",
 # Inputs/ holds files that tests read; they are not tests themselves.
 config.excludes = ["Inputs"]
 config.environment["PATH"] = os.pathsep.join(
-    [config.keel_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+    [config.keel_bin_dir, config.keel_test_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.substitutions.append(("%python", config.system_python))
 config.substitutions.append(("%examples", os.path.join(config.keel_source_dir, "examples")))

@@ -1,9 +1,18 @@
 //===- IR.cpp - Names, legality and types of the tensor IR ---------------===//
 #include "keel/ir/IR.h"
 
+#include "keel/runtime/Buffer.h"
+
 #include <array>
 
 namespace keel::ir {
+
+// The runtime's element type codes are the IR's, in the same order.
+static_assert(static_cast<int>(DType::Pred) == KEEL_PRED && static_cast<int>(DType::I4) == KEEL_I4 &&
+              static_cast<int>(DType::F16) == KEEL_F16 && static_cast<int>(DType::BF16) == KEEL_BF16 &&
+              static_cast<int>(DType::TF32) == KEEL_TF32 && static_cast<int>(DType::FP8E4M3FN) == KEEL_FP8E4M3FN &&
+              static_cast<int>(DType::FP8E5M2) == KEEL_FP8E5M2 && static_cast<int>(DType::F64) == KEEL_F64 &&
+              kNumDTypes == KEEL_NUM_DTYPES);
 
 namespace {
 

@@ -1,0 +1,58 @@
+//===- keel/runtime/Npy.h - Host tensors and .npy files ---------*- C++ -*-===//
+//
+// The host side of the buffer descriptor: a Tensor owns its bytes, and reads
+// and writes NumPy's .npy format (versions 1.0, 2.0 and 3.0).
+//
+// Element types NumPy has map to its descriptors (`|b1` pred, `|i1` i8,
+// `<i2`..`<i8`, `|u1`..`<u8`, `<f2` f16, `<f4` f32, `<f8` f64). Those it
+// lacks are written as a one-field structured type whose field names the
+// format and whose type holds the raw encoding: `[('bf16', '<u2')]`,
+// `[('tf32', '<u4')]`, `[('fp8e4m3fn', '|u1')]`, `[('fp8e5m2', '|u1')]`,
+// `[('i4', '|i1')]`. NumPy reads these as they are (`a['bf16']` is the bit
+// pattern); Keel reads them back as the format. Fortran order is kept as a
+// column-major layout; big-endian data is byte-swapped on reading.
+//
+// Reading refuses, with a message naming the problem: a wrong magic string
+// or version, a malformed header, an unsupported descriptor, a zero
+// dimension, truncated or surplus data, a non-boolean pred byte, a tf32 with
+// its low bits set. Writing goes to a temporary file renamed into place, so
+// a failed write leaves nothing half-written.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KEEL_RUNTIME_NPY_H
+#define KEEL_RUNTIME_NPY_H
+
+#include "keel/runtime/Buffer.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace keel::rt {
+
+std::string_view dtypeName(KeelDType t);
+
+struct Tensor {
+  KeelDType dtype = KEEL_F32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> minorToMajor; ///< row-major when empty is not allowed: always rank entries
+  std::vector<uint8_t> data;         ///< elements in layout order
+
+  static Tensor make(KeelDType dtype, std::vector<int64_t> shape); ///< row-major, zero-filled
+  int64_t elementCount() const;
+  /// A descriptor pointing at this tensor's bytes.
+  KeelBuffer view();
+};
+
+/// Parses .npy bytes; nullopt with `error` set when they are not a valid file.
+std::optional<Tensor> parseNpy(std::string_view bytes, std::string &error);
+std::string formatNpy(const Tensor &t);
+
+std::optional<Tensor> readNpy(const std::string &path, std::string &error);
+bool writeNpy(const std::string &path, const Tensor &t, std::string &error);
+
+} // namespace keel::rt
+
+#endif // KEEL_RUNTIME_NPY_H
