@@ -22,6 +22,11 @@ int runIr(const std::vector<std::string_view> &args);
 /// `keel opt IRFILE`: parse, verify and print tensor IR text.
 int runOpt(const std::vector<std::string_view> &args);
 
+/// `keel run FILE`, `keel test FILE`, `keel emit --llvm|--loop FILE`.
+int runRun(const std::vector<std::string_view> &args);
+int runTest(const std::vector<std::string_view> &args);
+int runEmit(const std::vector<std::string_view> &args);
+
 /// `keel fp ...`: the numerics library at the command line.
 int runFp(const std::vector<std::string_view> &args);
 

@@ -11,6 +11,9 @@ constexpr std::string_view kUsage =
     "\n"
     "commands:\n"
     "  check     parse and check .sfn files, report every error (keel check --help)\n"
+    "  run       run a program's main (scalar code; tensor code comes next)\n"
+    "  test      run a program's test blocks, each reported by name\n"
+    "  emit      print the loop IR (--loop) or LLVM IR (--llvm) of a program\n"
     "  ir        the tensor IR of a function at given sizes (keel ir --help)\n"
     "  opt       parse, verify and print tensor IR text (keel opt --help)\n"
     "  fp        how values round in f16, bf16, tf32, fp8e4m3fn, fp8e5m2, f32, f64\n"
@@ -39,6 +42,12 @@ int main(int argc, char **argv) {
   std::vector<std::string_view> rest(args.begin() + 1, args.end());
   if (command == "check")
     return keel::driver::runCheck(rest);
+  if (command == "run")
+    return keel::driver::runRun(rest);
+  if (command == "test")
+    return keel::driver::runTest(rest);
+  if (command == "emit")
+    return keel::driver::runEmit(rest);
   if (command == "ir")
     return keel::driver::runIr(rest);
   if (command == "opt")

@@ -104,6 +104,12 @@ inline void widenTableLoop(const uint8_t *__restrict in, float *__restrict out, 
   extern "C" CARRIER keel_f64_to_##NAME(double v) {                            \
     return carrierOf<CARRIER>(fromF64(k_##NAME, v));                           \
   }                                                                            \
+  extern "C" CARRIER keel_i64_to_##NAME(int64_t v) {                           \
+    return carrierOf<CARRIER>(fromI64(k_##NAME, v));                           \
+  }                                                                            \
+  extern "C" CARRIER keel_u64_to_##NAME(uint64_t v) {                          \
+    return carrierOf<CARRIER>(fromU64(k_##NAME, v));                           \
+  }                                                                            \
   extern "C" float keel_##NAME##_to_f32(CARRIER v) { return widen_##NAME(v); } \
   extern "C" double keel_##NAME##_to_f64(CARRIER v) {                          \
     return toF64(k_##NAME, bitsOf(v));                                         \

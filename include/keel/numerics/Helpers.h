@@ -11,7 +11,8 @@
  * saturating to +-448. None of these functions reads or changes the
  * floating-point environment, and none depends on flush-to-zero modes.
  *
- * Scalar: keel_f32_to_F, keel_f64_to_F, keel_F_to_f32, keel_F_to_f64;
+ * Scalar: keel_f32_to_F, keel_f64_to_F, keel_i64_to_F, keel_u64_to_F,
+ *         keel_F_to_f32, keel_F_to_f64;
  *         keel_F_{add,sub,mul,div} for f16, bf16, tf32;
  *         keel_F_cmp for every F: KEEL_CMP_LESS, _EQUAL, _GREATER, _UNORDERED.
  * Bulk:   keel_f32_to_F_array(in, out, n) and keel_F_to_f32_array(in, out, n);
@@ -40,6 +41,8 @@ enum { KEEL_CMP_LESS = -1, KEEL_CMP_EQUAL = 0, KEEL_CMP_GREATER = 1, KEEL_CMP_UN
 #define KEEL_DECLARE_CONVERSIONS(NAME, CARRIER)                                \
   CARRIER keel_f32_to_##NAME(float v);                                         \
   CARRIER keel_f64_to_##NAME(double v);                                        \
+  CARRIER keel_i64_to_##NAME(int64_t v);                                       \
+  CARRIER keel_u64_to_##NAME(uint64_t v);                                      \
   float keel_##NAME##_to_f32(CARRIER v);                                       \
   double keel_##NAME##_to_f64(CARRIER v);                                      \
   int keel_##NAME##_cmp(CARRIER a, CARRIER b);                                 \

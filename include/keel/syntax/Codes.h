@@ -63,6 +63,8 @@ namespace keel {
   X(E0402, "a reshape whose volume does not hold at the bound sizes")           \
   X(E0403, "a construct that does not become tensor IR")                         \
   X(E0404, "a dimension that is not positive, or too large, at the bound sizes") \
+  /* Running programs (keel run, keel test). */                                 \
+  X(E0500, "code the CPU exit does not run yet")                                 \
   /* Effects. */                                                                \
   X(E0120, "a call whose effects the caller does not declare")                  \
   X(E0121, "an effect name that does not exist")                                \

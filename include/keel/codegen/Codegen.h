@@ -1,0 +1,54 @@
+//===- keel/codegen/Codegen.h - Loop IR to LLVM, and the JIT ---*- C++ -*-===//
+//
+// LLVM 22 code generation (SFEP-0054 §3.7): carriers are i1 (bool), iN
+// (integers), float (f32, tf32), double (f64), i16 (f16, bf16), i8 (fp8).
+// Low-precision arithmetic, conversions and comparisons go through the
+// numerics library's format-named helpers (keel/numerics/Helpers.h), which
+// are exact by construction and tested bit for bit; LLVM's half/bfloat are
+// not used until their rounding on this target is shown identical. No
+// fast-math flags are set and no FMA is formed. Every operation has a
+// defined result (docs/semantics.md): integer division by zero gives 0 (and
+// remainder the dividend), MIN / -1 gives MIN, float-to-integer casts
+// saturate with NaN to 0 (llvm.fpto[su]i.sat).
+//
+// The JIT (ORC LLJIT) runs `main` or a test in this process; runtime
+// helpers are bound as absolute symbols, not looked up by name in the
+// process, so generated code sees exactly Keel's helpers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KEEL_CODEGEN_CODEGEN_H
+#define KEEL_CODEGEN_CODEGEN_H
+
+#include "keel/loop/LoopIR.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace keel::codegen {
+
+/// The LLVM IR text of a loop IR module. User functions are named
+/// `keel.fn.NAME`.
+std::string emitLLVMText(const loop::Module &m);
+
+class Program {
+public:
+  /// Compiles a module for this machine; nullopt with `error` set on failure
+  /// (a Keel bug: the loop IR was verified).
+  static std::unique_ptr<Program> compile(const loop::Module &m, std::string &error);
+  ~Program();
+
+  /// Runs a function of no arguments; returns its i64 result (0 for void).
+  std::optional<int64_t> run(const std::string &function, std::string &error);
+
+private:
+  Program();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  const loop::Module *module_ = nullptr;
+};
+
+} // namespace keel::codegen
+
+#endif // KEEL_CODEGEN_CODEGEN_H

@@ -1,0 +1,102 @@
+//===- keel/loop/LoopIR.h - The scalar loop IR (native_ir's role) -*- C++ -*-===//
+//
+// Between the checked program (and, next, the tensor IR's scalar-reference
+// lowering) and LLVM: functions of structured statements over typed scalar
+// expressions. Every expression has an exact scalar type; every conversion
+// is an explicit Cast; every operation has defined results for every input
+// (docs/semantics.md), so code generation introduces no undefined behaviour.
+//
+//   fn @gcd(%0: i64, %1: i64) -> i64 {
+//     while (ne %1, 0:i64) { %2: i64 = rem %0, %1; %0 = %1; %1 = %2 }
+//     return %0
+//   }
+//
+//===----------------------------------------------------------------------===//
+#ifndef KEEL_LOOP_LOOPIR_H
+#define KEEL_LOOP_LOOPIR_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace keel::loop {
+
+/// Scalar types: the language's, with exact low-precision identity.
+enum class Type : uint8_t {
+  Void, Bool, I8, I16, I32, I64, U8, U16, U32, U64,
+  F16, BF16, TF32, FP8E4M3FN, FP8E5M2, F32, F64,
+};
+std::string_view typeName(Type t);
+bool isIntegerType(Type t);
+bool isSignedType(Type t);
+bool isFloatType(Type t); ///< every floating format, low precision included
+int typeBits(Type t);     ///< width of the value (bool 1)
+
+enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Rem, And, Or, Xor, LogicalAnd, LogicalOr };
+enum class UnaryOp : uint8_t { Neg, Not, BitNot };
+enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+
+struct Location {
+  std::string file;
+  uint32_t line = 0, column = 0;
+};
+
+using Slot = uint32_t; ///< a local variable (parameters first)
+
+struct Expr {
+  enum class Kind : uint8_t { Const, Var, Unary, Binary, Compare, Cast, Call };
+  Kind kind = Kind::Const;
+  Type type = Type::Void;
+  uint64_t bits = 0;          ///< Const: the value's encoding
+  Slot slot = 0;              ///< Var
+  UnaryOp unary = UnaryOp::Neg;
+  BinaryOp binary = BinaryOp::Add;
+  CompareOp compare = CompareOp::Eq;
+  std::string callee;         ///< Call
+  std::vector<std::unique_ptr<Expr>> operands;
+  Location loc;
+};
+using ExprPtr = std::unique_ptr<Expr>;
+
+/// One piece of a print or assert message: literal text or a value.
+struct TextPart {
+  std::string text;
+  ExprPtr value;
+};
+
+struct Stmt {
+  enum class Kind : uint8_t { Assign, If, For, Loop, Break, Continue, Return, Eval, Print, Assert };
+  Kind kind = Kind::Eval;
+  Slot slot = 0;               ///< Assign, For (the counter)
+  ExprPtr value;               ///< Assign, If (condition), Return (may be null), Eval, Assert
+  ExprPtr from, to;            ///< For: slot = from, from+1, ..., to-1
+  std::vector<std::unique_ptr<Stmt>> body, orElse;
+  std::vector<TextPart> text;  ///< Print, Assert (the message)
+  Location loc;
+};
+using StmtPtr = std::unique_ptr<Stmt>;
+
+struct Function {
+  std::string name;
+  std::vector<Type> slots; ///< parameters first, then locals
+  size_t params = 0;
+  Type result = Type::Void;
+  std::vector<StmtPtr> body;
+  Location loc;
+};
+
+struct Module {
+  std::vector<Function> functions;
+  /// Test blocks, by name, as the functions that run them.
+  std::vector<std::pair<std::string, std::string>> tests;
+  const Function *find(std::string_view name) const;
+};
+
+std::string print(const Module &m);
+/// Problems found; empty when the module is well formed.
+std::vector<std::string> verify(const Module &m);
+
+} // namespace keel::loop
+
+#endif // KEEL_LOOP_LOOPIR_H

@@ -1,0 +1,38 @@
+/*===- keel/runtime/Print.h - Printing and stopping for generated code ---===*
+ *
+ * print(...) in a Keel program calls these: each value readably (integers in
+ * decimal, floats as the shortest decimal that reads back to the same value
+ * in their own format, bool as true/false), then a newline. A failed assert
+ * prints "assertion failed at FILE:LINE:COL" and its message on stderr and
+ * exits with status 1; an internal error (a Keel bug) exits with status 70.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef KEEL_RUNTIME_PRINT_H
+#define KEEL_RUNTIME_PRINT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void keel_rt_print_text(const char *text, int64_t length);
+void keel_rt_print_bool(int8_t v);
+void keel_rt_print_i64(int64_t v);
+void keel_rt_print_u64(uint64_t v);
+void keel_rt_print_f32(float v);
+void keel_rt_print_f64(double v);
+/* A low-precision value by its encoding; format: 0 f16, 1 bf16, 2 tf32,
+ * 3 fp8e4m3fn, 4 fp8e5m2 (keel::fp::Format order). */
+void keel_rt_print_lowp(int32_t format, uint64_t bits);
+void keel_rt_print_end(void);
+/* Starts an assertion failure: later prints go to stderr. */
+void keel_rt_assert_begin(const char *file, int32_t line, int32_t column, int8_t hasMessage);
+void keel_rt_assert_fail(void) __attribute__((noreturn));
+void keel_rt_internal_error(const char *what) __attribute__((noreturn));
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KEEL_RUNTIME_PRINT_H */

@@ -1,0 +1,553 @@
+//===- Codegen.cpp - Loop IR to LLVM IR, and the ORC JIT -----------------===//
+#include "keel/codegen/Codegen.h"
+
+#include "keel/numerics/Helpers.h"
+#include "keel/runtime/Print.h"
+
+#include <llvm/ExecutionEngine/Orc/AbsoluteSymbols.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <map>
+
+namespace keel::codegen {
+
+using loop::Type;
+
+namespace {
+
+/// The format name of a low-precision type, for helper names.
+const char *formatName(Type t) {
+  switch (t) {
+  case Type::F16: return "f16";
+  case Type::BF16: return "bf16";
+  case Type::TF32: return "tf32";
+  case Type::FP8E4M3FN: return "fp8e4m3fn";
+  case Type::FP8E5M2: return "fp8e5m2";
+  default: return nullptr;
+  }
+}
+bool isLowPrecision(Type t) { return formatName(t) != nullptr; }
+int formatIndex(Type t) { // keel::fp::Format order
+  switch (t) {
+  case Type::F16: return 0;
+  case Type::BF16: return 1;
+  case Type::TF32: return 2;
+  case Type::FP8E4M3FN: return 3;
+  default: return 4;
+  }
+}
+
+class Emitter {
+public:
+  Emitter(llvm::LLVMContext &ctx, llvm::Module &m, const loop::Module &lm) : ctx_(ctx), m_(m), lm_(lm), b_(ctx) {}
+
+  void run() {
+    for (const loop::Function &f : lm_.functions)
+      declare(f);
+    for (const loop::Function &f : lm_.functions)
+      define(f);
+  }
+
+private:
+  //===-- Types and helpers ------------------------------------------------===//
+  llvm::Type *carrier(Type t) {
+    switch (t) {
+    case Type::Void: return b_.getVoidTy();
+    case Type::Bool: return b_.getInt1Ty();
+    case Type::I8: case Type::U8: case Type::FP8E4M3FN: case Type::FP8E5M2: return b_.getInt8Ty();
+    case Type::I16: case Type::U16: case Type::F16: case Type::BF16: return b_.getInt16Ty();
+    case Type::I32: case Type::U32: return b_.getInt32Ty();
+    case Type::I64: case Type::U64: return b_.getInt64Ty();
+    case Type::TF32: case Type::F32: return b_.getFloatTy();
+    case Type::F64: return b_.getDoubleTy();
+    }
+    return b_.getVoidTy();
+  }
+
+  llvm::FunctionCallee helper(const std::string &name, llvm::Type *result, std::vector<llvm::Type *> args) {
+    return m_.getOrInsertFunction(name, llvm::FunctionType::get(result, args, false));
+  }
+  llvm::Value *callHelper(const std::string &name, llvm::Type *result, std::vector<llvm::Value *> args) {
+    std::vector<llvm::Type *> types;
+    for (llvm::Value *a : args)
+      types.push_back(a->getType());
+    return b_.CreateCall(helper(name, result, types), args);
+  }
+
+  static std::string userName(const std::string &name) { return "keel.fn." + name; }
+
+  void declare(const loop::Function &f) {
+    std::vector<llvm::Type *> params;
+    for (size_t i = 0; i < f.params; ++i)
+      params.push_back(carrier(f.slots[i]));
+    llvm::Function::Create(llvm::FunctionType::get(carrier(f.result), params, false),
+                           llvm::Function::ExternalLinkage, userName(f.name), m_);
+  }
+
+  //===-- Functions --------------------------------------------------------===//
+  void define(const loop::Function &f) {
+    fn_ = m_.getFunction(userName(f.name));
+    lf_ = &f;
+    llvm::BasicBlock *entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+    b_.SetInsertPoint(entry);
+    slots_.clear();
+    for (Type t : f.slots)
+      slots_.push_back(b_.CreateAlloca(carrier(t)));
+    size_t i = 0;
+    for (llvm::Argument &a : fn_->args())
+      b_.CreateStore(&a, slots_[i++]);
+    loops_.clear();
+    block(f.body);
+    if (!b_.GetInsertBlock()->getTerminator()) {
+      if (f.result == Type::Void) {
+        b_.CreateRetVoid();
+      } else { // the checker proved every path returns: reaching here is a bug
+        b_.CreateCall(helper("keel_rt_internal_error", b_.getVoidTy(), {b_.getPtrTy()}),
+                      {b_.CreateGlobalString("a function ended without returning its value")});
+        b_.CreateUnreachable();
+      }
+    }
+  }
+
+  /// After a terminator, later statements go to a fresh (unreachable) block.
+  void ensureOpen() {
+    if (b_.GetInsertBlock()->getTerminator())
+      b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "dead", fn_));
+  }
+
+  void block(const std::vector<loop::StmtPtr> &body) {
+    for (const loop::StmtPtr &s : body) {
+      ensureOpen();
+      stmt(*s);
+    }
+  }
+
+  struct LoopTargets {
+    llvm::BasicBlock *continueTo, *breakTo;
+  };
+
+  void stmt(const loop::Stmt &s) {
+    switch (s.kind) {
+    case loop::Stmt::Kind::Assign:
+      b_.CreateStore(expr(*s.value), slots_[s.slot]);
+      return;
+    case loop::Stmt::Kind::If: {
+      llvm::BasicBlock *then = llvm::BasicBlock::Create(ctx_, "then", fn_);
+      llvm::BasicBlock *otherwise = llvm::BasicBlock::Create(ctx_, "else", fn_);
+      llvm::BasicBlock *join = llvm::BasicBlock::Create(ctx_, "endif", fn_);
+      b_.CreateCondBr(expr(*s.value), then, otherwise);
+      b_.SetInsertPoint(then);
+      block(s.body);
+      if (!b_.GetInsertBlock()->getTerminator())
+        b_.CreateBr(join);
+      b_.SetInsertPoint(otherwise);
+      block(s.orElse);
+      if (!b_.GetInsertBlock()->getTerminator())
+        b_.CreateBr(join);
+      b_.SetInsertPoint(join);
+      return;
+    }
+    case loop::Stmt::Kind::For: {
+      // slot = from; while (slot < to) { body; slot += 1 }, `to` evaluated once.
+      Type t = lf_->slots[s.slot];
+      llvm::Value *to = expr(*s.to);
+      b_.CreateStore(expr(*s.from), slots_[s.slot]);
+      llvm::BasicBlock *head = llvm::BasicBlock::Create(ctx_, "for.head", fn_);
+      llvm::BasicBlock *bodyBlock = llvm::BasicBlock::Create(ctx_, "for.body", fn_);
+      llvm::BasicBlock *latch = llvm::BasicBlock::Create(ctx_, "for.next", fn_);
+      llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx_, "for.end", fn_);
+      b_.CreateBr(head);
+      b_.SetInsertPoint(head);
+      llvm::Value *i = b_.CreateLoad(carrier(t), slots_[s.slot]);
+      b_.CreateCondBr(loop::isSignedType(t) ? b_.CreateICmpSLT(i, to) : b_.CreateICmpULT(i, to), bodyBlock, exit);
+      b_.SetInsertPoint(bodyBlock);
+      loops_.push_back({latch, exit});
+      block(s.body);
+      loops_.pop_back();
+      if (!b_.GetInsertBlock()->getTerminator())
+        b_.CreateBr(latch);
+      b_.SetInsertPoint(latch);
+      llvm::Value *current = b_.CreateLoad(carrier(t), slots_[s.slot]);
+      b_.CreateStore(b_.CreateAdd(current, llvm::ConstantInt::get(carrier(t), 1)), slots_[s.slot]);
+      b_.CreateBr(head);
+      b_.SetInsertPoint(exit);
+      return;
+    }
+    case loop::Stmt::Kind::Loop: {
+      llvm::BasicBlock *bodyBlock = llvm::BasicBlock::Create(ctx_, "loop", fn_);
+      llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx_, "loop.end", fn_);
+      b_.CreateBr(bodyBlock);
+      b_.SetInsertPoint(bodyBlock);
+      loops_.push_back({bodyBlock, exit});
+      block(s.body);
+      loops_.pop_back();
+      if (!b_.GetInsertBlock()->getTerminator())
+        b_.CreateBr(bodyBlock);
+      b_.SetInsertPoint(exit);
+      return;
+    }
+    case loop::Stmt::Kind::Break: b_.CreateBr(loops_.back().breakTo); return;
+    case loop::Stmt::Kind::Continue: b_.CreateBr(loops_.back().continueTo); return;
+    case loop::Stmt::Kind::Return:
+      if (s.value)
+        b_.CreateRet(expr(*s.value));
+      else
+        b_.CreateRetVoid();
+      return;
+    case loop::Stmt::Kind::Eval: expr(*s.value); return;
+    case loop::Stmt::Kind::Print:
+      text(s.text);
+      b_.CreateCall(helper("keel_rt_print_end", b_.getVoidTy(), {}));
+      return;
+    case loop::Stmt::Kind::Assert: {
+      llvm::BasicBlock *fail = llvm::BasicBlock::Create(ctx_, "assert.fail", fn_);
+      llvm::BasicBlock *ok = llvm::BasicBlock::Create(ctx_, "assert.ok", fn_);
+      b_.CreateCondBr(expr(*s.value), ok, fail);
+      b_.SetInsertPoint(fail);
+      b_.CreateCall(helper("keel_rt_assert_begin", b_.getVoidTy(), {b_.getPtrTy(), b_.getInt32Ty(), b_.getInt32Ty(), b_.getInt8Ty()}),
+                    {b_.CreateGlobalString(s.loc.file), b_.getInt32(s.loc.line), b_.getInt32(s.loc.column),
+                     b_.getInt8(s.text.empty() ? 0 : 1)});
+      text(s.text);
+      b_.CreateCall(helper("keel_rt_assert_fail", b_.getVoidTy(), {}));
+      b_.CreateUnreachable();
+      b_.SetInsertPoint(ok);
+      return;
+    }
+    }
+  }
+
+  void text(const std::vector<loop::TextPart> &parts) {
+    for (const loop::TextPart &p : parts) {
+      if (!p.value) {
+        if (!p.text.empty())
+          b_.CreateCall(helper("keel_rt_print_text", b_.getVoidTy(), {b_.getPtrTy(), b_.getInt64Ty()}),
+                        {b_.CreateGlobalString(p.text), b_.getInt64(p.text.size())});
+        continue;
+      }
+      llvm::Value *v = expr(*p.value);
+      Type t = p.value->type;
+      if (t == Type::Bool)
+        callHelper("keel_rt_print_bool", b_.getVoidTy(), {b_.CreateZExt(v, b_.getInt8Ty())});
+      else if (loop::isIntegerType(t))
+        callHelper(loop::isSignedType(t) ? "keel_rt_print_i64" : "keel_rt_print_u64", b_.getVoidTy(),
+                   {loop::isSignedType(t) ? b_.CreateSExt(v, b_.getInt64Ty()) : b_.CreateZExt(v, b_.getInt64Ty())});
+      else if (t == Type::F32)
+        callHelper("keel_rt_print_f32", b_.getVoidTy(), {v});
+      else if (t == Type::F64)
+        callHelper("keel_rt_print_f64", b_.getVoidTy(), {v});
+      else {
+        llvm::Value *bits = t == Type::TF32 ? b_.CreateBitCast(v, b_.getInt32Ty()) : v;
+        callHelper("keel_rt_print_lowp", b_.getVoidTy(), {b_.getInt32(formatIndex(t)), b_.CreateZExt(bits, b_.getInt64Ty())});
+      }
+    }
+  }
+
+  //===-- Expressions ------------------------------------------------------===//
+  llvm::Value *expr(const loop::Expr &e) {
+    switch (e.kind) {
+    case loop::Expr::Kind::Const: {
+      llvm::Type *c = carrier(e.type);
+      if (c->isFloatTy())
+        return llvm::ConstantFP::get(ctx_, llvm::APFloat(llvm::APFloat::IEEEsingle(), llvm::APInt(32, e.bits)));
+      if (c->isDoubleTy())
+        return llvm::ConstantFP::get(ctx_, llvm::APFloat(llvm::APFloat::IEEEdouble(), llvm::APInt(64, e.bits)));
+      return llvm::ConstantInt::get(c, e.bits);
+    }
+    case loop::Expr::Kind::Var: return b_.CreateLoad(carrier(e.type), slots_[e.slot]);
+    case loop::Expr::Kind::Unary: return unary(e);
+    case loop::Expr::Kind::Binary: return binary(e);
+    case loop::Expr::Kind::Compare: return compare(e);
+    case loop::Expr::Kind::Cast: return cast(expr(*e.operands[0]), e.operands[0]->type, e.type);
+    case loop::Expr::Kind::Call: {
+      std::vector<llvm::Value *> args;
+      for (const loop::ExprPtr &o : e.operands)
+        args.push_back(expr(*o));
+      return b_.CreateCall(m_.getFunction(userName(e.callee)), args);
+    }
+    }
+    return nullptr;
+  }
+
+  llvm::Value *unary(const loop::Expr &e) {
+    llvm::Value *v = expr(*e.operands[0]);
+    Type t = e.type;
+    switch (e.unary) {
+    case loop::UnaryOp::Neg:
+      if (loop::isIntegerType(t))
+        return b_.CreateSub(llvm::ConstantInt::get(carrier(t), 0), v); // wraps: -MIN == MIN
+      if (t == Type::F16 || t == Type::BF16)
+        return b_.CreateXor(v, b_.getInt16(0x8000)); // IEEE negate: the sign bit
+      return b_.CreateFNeg(v);
+    case loop::UnaryOp::Not: return b_.CreateXor(v, llvm::ConstantInt::get(carrier(t), 1));
+    case loop::UnaryOp::BitNot: return b_.CreateNot(v);
+    }
+    return v;
+  }
+
+  llvm::Value *binary(const loop::Expr &e) {
+    using Op = loop::BinaryOp;
+    if (e.binary == Op::LogicalAnd || e.binary == Op::LogicalOr) {
+      // Short-circuit: the right operand only when it decides.
+      llvm::Value *l = expr(*e.operands[0]);
+      llvm::BasicBlock *from = b_.GetInsertBlock();
+      llvm::BasicBlock *right = llvm::BasicBlock::Create(ctx_, "rhs", fn_);
+      llvm::BasicBlock *join = llvm::BasicBlock::Create(ctx_, "join", fn_);
+      if (e.binary == Op::LogicalAnd)
+        b_.CreateCondBr(l, right, join);
+      else
+        b_.CreateCondBr(l, join, right);
+      b_.SetInsertPoint(right);
+      llvm::Value *r = expr(*e.operands[1]);
+      llvm::BasicBlock *rightEnd = b_.GetInsertBlock();
+      b_.CreateBr(join);
+      b_.SetInsertPoint(join);
+      llvm::PHINode *phi = b_.CreatePHI(b_.getInt1Ty(), 2);
+      phi->addIncoming(b_.getInt1(e.binary == Op::LogicalOr), from);
+      phi->addIncoming(r, rightEnd);
+      return phi;
+    }
+    llvm::Value *l = expr(*e.operands[0]), *r = expr(*e.operands[1]);
+    Type t = e.type;
+    if (isLowPrecision(t)) {
+      static const char *names[] = {"add", "sub", "mul", "div"};
+      return callHelper(std::string("keel_") + formatName(t) + "_" + names[static_cast<int>(e.binary)], carrier(t), {l, r});
+    }
+    if (t == Type::F32 || t == Type::F64) {
+      switch (e.binary) {
+      case Op::Add: return b_.CreateFAdd(l, r);
+      case Op::Sub: return b_.CreateFSub(l, r);
+      case Op::Mul: return b_.CreateFMul(l, r);
+      case Op::Div: return b_.CreateFDiv(l, r);
+      default: return b_.CreateFRem(l, r); // fmod
+      }
+    }
+    bool isSigned = loop::isSignedType(t);
+    llvm::Type *c = carrier(t);
+    switch (e.binary) {
+    case Op::Add: return b_.CreateAdd(l, r);
+    case Op::Sub: return b_.CreateSub(l, r);
+    case Op::Mul: return b_.CreateMul(l, r);
+    case Op::And: return b_.CreateAnd(l, r);
+    case Op::Or: return b_.CreateOr(l, r);
+    case Op::Xor: return b_.CreateXor(l, r);
+    case Op::Div:
+    case Op::Rem: {
+      // x / 0 = 0 and x % 0 = x; MIN / -1 = MIN and MIN % -1 = 0.
+      llvm::Value *zero = llvm::ConstantInt::get(c, 0), *one = llvm::ConstantInt::get(c, 1);
+      llvm::Value *byZero = b_.CreateICmpEQ(r, zero);
+      llvm::Value *overflow = b_.getInt1(false);
+      if (isSigned)
+        overflow = b_.CreateAnd(b_.CreateICmpEQ(l, llvm::ConstantInt::get(c, llvm::APInt::getSignedMinValue(loop::typeBits(t)))),
+                                b_.CreateICmpEQ(r, llvm::ConstantInt::getSigned(c, -1)));
+      llvm::Value *safe = b_.CreateSelect(b_.CreateOr(byZero, overflow), one, r);
+      if (e.binary == Op::Div) {
+        llvm::Value *q = isSigned ? b_.CreateSDiv(l, safe) : b_.CreateUDiv(l, safe);
+        return b_.CreateSelect(byZero, zero, b_.CreateSelect(overflow, l, q));
+      }
+      llvm::Value *rem = isSigned ? b_.CreateSRem(l, safe) : b_.CreateURem(l, safe);
+      return b_.CreateSelect(byZero, l, b_.CreateSelect(overflow, zero, rem));
+    }
+    default: return nullptr;
+    }
+  }
+
+  llvm::Value *compare(const loop::Expr &e) {
+    using C = loop::CompareOp;
+    Type t = e.operands[0]->type;
+    llvm::Value *l = expr(*e.operands[0]), *r = expr(*e.operands[1]);
+    if (isLowPrecision(t)) { // exact in f32
+      l = cast(l, t, Type::F32);
+      r = cast(r, t, Type::F32);
+      t = Type::F32;
+    }
+    if (t == Type::F32 || t == Type::F64) {
+      switch (e.compare) {
+      case C::Eq: return b_.CreateFCmpOEQ(l, r);
+      case C::Ne: return b_.CreateFCmpUNE(l, r);
+      case C::Lt: return b_.CreateFCmpOLT(l, r);
+      case C::Le: return b_.CreateFCmpOLE(l, r);
+      case C::Gt: return b_.CreateFCmpOGT(l, r);
+      case C::Ge: return b_.CreateFCmpOGE(l, r);
+      }
+    }
+    bool s = loop::isSignedType(t);
+    switch (e.compare) {
+    case C::Eq: return b_.CreateICmpEQ(l, r);
+    case C::Ne: return b_.CreateICmpNE(l, r);
+    case C::Lt: return s ? b_.CreateICmpSLT(l, r) : b_.CreateICmpULT(l, r);
+    case C::Le: return s ? b_.CreateICmpSLE(l, r) : b_.CreateICmpULE(l, r);
+    case C::Gt: return s ? b_.CreateICmpSGT(l, r) : b_.CreateICmpUGT(l, r);
+    case C::Ge: return s ? b_.CreateICmpSGE(l, r) : b_.CreateICmpUGE(l, r);
+    }
+    return nullptr;
+  }
+
+  /// Every conversion the checker allows, each with one rounding.
+  llvm::Value *cast(llvm::Value *v, Type from, Type to) {
+    if (from == to)
+      return v;
+    llvm::Type *dst = carrier(to);
+    bool fromInt = loop::isIntegerType(from) || from == Type::Bool;
+    if (fromInt && loop::isIntegerType(to))
+      return loop::isSignedType(from) ? b_.CreateSExtOrTrunc(v, dst) : b_.CreateZExtOrTrunc(v, dst);
+    if (fromInt) { // to a float
+      if (to == Type::F32 || to == Type::F64)
+        return loop::isSignedType(from) ? b_.CreateSIToFP(v, dst) : b_.CreateUIToFP(v, dst);
+      bool s = loop::isSignedType(from);
+      llvm::Value *wide = s ? b_.CreateSExt(v, b_.getInt64Ty()) : b_.CreateZExt(v, b_.getInt64Ty());
+      return callHelper(std::string(s ? "keel_i64_to_" : "keel_u64_to_") + formatName(to), dst, {wide});
+    }
+    if (loop::isIntegerType(to)) { // from a float: saturating, NaN to 0
+      if (isLowPrecision(from)) {
+        v = cast(v, from, Type::F64);
+        from = Type::F64;
+      }
+      auto id = loop::isSignedType(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+      return b_.CreateIntrinsic(id, {dst, carrier(from)}, {v});
+    }
+    // Float to float.
+    if (from == Type::F32 && to == Type::F64)
+      return b_.CreateFPExt(v, dst);
+    if (from == Type::F64 && to == Type::F32)
+      return b_.CreateFPTrunc(v, dst);
+    if (isLowPrecision(from) && (to == Type::F32 || to == Type::F64))
+      return callHelper(std::string("keel_") + formatName(from) + (to == Type::F32 ? "_to_f32" : "_to_f64"), dst, {v});
+    if ((from == Type::F32 || from == Type::F64) && isLowPrecision(to))
+      return callHelper(std::string(from == Type::F32 ? "keel_f32_to_" : "keel_f64_to_") + formatName(to), dst, {v});
+    // Low precision to low precision: widen exactly, round once.
+    return cast(cast(v, from, Type::F64), Type::F64, to);
+  }
+
+  llvm::LLVMContext &ctx_;
+  llvm::Module &m_;
+  const loop::Module &lm_;
+  llvm::IRBuilder<> b_;
+  llvm::Function *fn_ = nullptr;
+  const loop::Function *lf_ = nullptr;
+  std::vector<llvm::AllocaInst *> slots_;
+  std::vector<LoopTargets> loops_;
+};
+
+std::unique_ptr<llvm::Module> emit(const loop::Module &m, llvm::LLVMContext &ctx) {
+  auto module = std::make_unique<llvm::Module>("keel", ctx);
+  Emitter(ctx, *module, m).run();
+  return module;
+}
+
+/// Every helper generated code may call, by name.
+llvm::orc::SymbolMap helperSymbols(llvm::orc::LLJIT &jit) {
+  llvm::orc::SymbolMap symbols;
+  auto add = [&](const char *name, auto *fn) {
+    symbols[jit.mangleAndIntern(name)] = llvm::orc::ExecutorSymbolDef::fromPtr(fn);
+  };
+#define KEEL_BIND_FORMAT(NAME, CARRIER)                                        \
+  add("keel_f32_to_" #NAME, &keel_f32_to_##NAME);                              \
+  add("keel_f64_to_" #NAME, &keel_f64_to_##NAME);                              \
+  add("keel_i64_to_" #NAME, &keel_i64_to_##NAME);                              \
+  add("keel_u64_to_" #NAME, &keel_u64_to_##NAME);                              \
+  add("keel_" #NAME "_to_f32", &keel_##NAME##_to_f32);                         \
+  add("keel_" #NAME "_to_f64", &keel_##NAME##_to_f64);
+  KEEL_FP_FORMATS(KEEL_BIND_FORMAT)
+#undef KEEL_BIND_FORMAT
+#define KEEL_BIND_ARITH(NAME)                                                  \
+  add("keel_" #NAME "_add", &keel_##NAME##_add);                               \
+  add("keel_" #NAME "_sub", &keel_##NAME##_sub);                               \
+  add("keel_" #NAME "_mul", &keel_##NAME##_mul);                               \
+  add("keel_" #NAME "_div", &keel_##NAME##_div);
+  KEEL_BIND_ARITH(f16)
+  KEEL_BIND_ARITH(bf16)
+  KEEL_BIND_ARITH(tf32)
+#undef KEEL_BIND_ARITH
+  add("keel_rt_print_text", &keel_rt_print_text);
+  add("keel_rt_print_bool", &keel_rt_print_bool);
+  add("keel_rt_print_i64", &keel_rt_print_i64);
+  add("keel_rt_print_u64", &keel_rt_print_u64);
+  add("keel_rt_print_f32", &keel_rt_print_f32);
+  add("keel_rt_print_f64", &keel_rt_print_f64);
+  add("keel_rt_print_lowp", &keel_rt_print_lowp);
+  add("keel_rt_print_end", &keel_rt_print_end);
+  add("keel_rt_assert_begin", &keel_rt_assert_begin);
+  add("keel_rt_assert_fail", &keel_rt_assert_fail);
+  add("keel_rt_internal_error", &keel_rt_internal_error);
+  return symbols;
+}
+
+} // namespace
+
+std::string emitLLVMText(const loop::Module &m) {
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> module = emit(m, ctx);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, nullptr);
+  return text;
+}
+
+struct Program::Impl {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+};
+
+Program::Program() : impl_(std::make_unique<Impl>()) {}
+Program::~Program() = default;
+
+std::unique_ptr<Program> Program::compile(const loop::Module &m, std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> module = emit(m, *ctx);
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyModule(*module, &os)) {
+    error = "LLVM rejected the generated module: " + problems;
+    return nullptr;
+  }
+  auto jit = llvm::orc::LLJITBuilder().create();
+  if (!jit) {
+    error = llvm::toString(jit.takeError());
+    return nullptr;
+  }
+  if (auto err = (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(helperSymbols(**jit)))) {
+    error = llvm::toString(std::move(err));
+    return nullptr;
+  }
+  if (auto err = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx)))) {
+    error = llvm::toString(std::move(err));
+    return nullptr;
+  }
+  std::unique_ptr<Program> program(new Program());
+  program->impl_->jit = std::move(*jit);
+  program->module_ = &m;
+  return program;
+}
+
+std::optional<int64_t> Program::run(const std::string &function, std::string &error) {
+  const loop::Function *f = module_->find(function);
+  if (!f || f->params != 0) {
+    error = "no function `" + function + "` without parameters";
+    return std::nullopt;
+  }
+  auto address = impl_->jit->lookup("keel.fn." + function);
+  if (!address) {
+    error = llvm::toString(address.takeError());
+    return std::nullopt;
+  }
+  switch (f->result) {
+  case Type::Void:
+    address->toPtr<void (*)()>()();
+    return 0;
+  case Type::I64:
+    return address->toPtr<int64_t (*)()>()();
+  default:
+    error = "`" + function + "` returns " + std::string(loop::typeName(f->result)) + ", not i64 or nothing";
+    return std::nullopt;
+  }
+}
+
+} // namespace keel::codegen

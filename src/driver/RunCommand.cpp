@@ -1,0 +1,157 @@
+//===- RunCommand.cpp - `keel run`, `keel test`, `keel emit` -------------===//
+//
+//   keel run FILE            runs main; exit status: main's int (0 for void)
+//   keel test FILE           runs each test block in a child process and
+//                            reports each by name, then "N passed, M failed"
+//   keel emit --llvm FILE    the LLVM IR;  keel emit --loop FILE: the loop IR
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+#include "Output.h"
+
+#include "keel/codegen/Codegen.h"
+#include "keel/loop/Lower.h"
+#include "keel/sema/Checker.h"
+#include "keel/syntax/Parser.h"
+
+#include <cstdio>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace keel::driver {
+
+namespace {
+
+/// Parses, checks and lowers FILE; prints diagnostics; nullopt on errors.
+std::optional<loop::Module> frontEnd(const std::string &command, const std::string &path, const OutputOptions &output) {
+  SourceManager sources;
+  std::optional<FileId> file = loadOrComplain(sources, path, command);
+  if (!file)
+    return std::nullopt;
+  DiagnosticEngine diags(sources);
+  syntax::Program program = syntax::parse(sources, *file, diags);
+  sema::CheckedProgram checked;
+  if (diags.errorCount() == 0)
+    checked = sema::check(sources, program, diags);
+  std::optional<loop::Module> module;
+  if (diags.errorCount() == 0)
+    module = loop::lowerScalarProgram(sources, program, checked, diags);
+  if (module) {
+    for (const std::string &p : loop::verify(*module))
+      diags.internalError(Span{}, "the loop IR fails verification: " + p);
+  }
+  report(sources, diags, output);
+  if (diags.errorCount() > 0)
+    return std::nullopt;
+  return module;
+}
+
+struct Parsed {
+  OutputOptions output;
+  std::string path, emit;
+};
+
+std::optional<Parsed> parseArgs(const std::string &command, const std::vector<std::string_view> &args, bool emit) {
+  Parsed p;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string error;
+    OptionResult common = parseOutputOption(args, i, p.output, error);
+    std::string_view a = args[i];
+    if (common == OptionResult::Taken)
+      continue;
+    if (common == OptionResult::Bad) {
+      std::fprintf(stderr, "keel %s: error: %s\n", command.c_str(), error.c_str());
+      return std::nullopt;
+    }
+    if (emit && (a == "--llvm" || a == "--loop"))
+      p.emit = std::string(a.substr(2));
+    else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "keel %s: error: unknown option '%.*s'\n", command.c_str(), static_cast<int>(a.size()), a.data());
+      return std::nullopt;
+    } else if (p.path.empty())
+      p.path = std::string(a);
+    else {
+      std::fprintf(stderr, "keel %s: error: one file at a time\n", command.c_str());
+      return std::nullopt;
+    }
+  }
+  if (p.path.empty() || (emit && p.emit.empty())) {
+    std::fprintf(stderr, "usage: keel %s%s FILE\n", command.c_str(), emit ? " --llvm|--loop" : "");
+    return std::nullopt;
+  }
+  return p;
+}
+
+} // namespace
+
+int runRun(const std::vector<std::string_view> &args) {
+  std::optional<Parsed> p = parseArgs("run", args, false);
+  if (!p)
+    return 2;
+  std::optional<loop::Module> module = frontEnd("run", p->path, p->output);
+  if (!module)
+    return 1;
+  if (!module->find("main")) {
+    std::fprintf(stderr, "keel run: error: %s has no `fn main`\n", p->path.c_str());
+    return 1;
+  }
+  std::string error;
+  std::unique_ptr<codegen::Program> program = codegen::Program::compile(*module, error);
+  if (!program) {
+    std::fprintf(stderr, "keel run: internal compiler error: %s\n", error.c_str());
+    return 70;
+  }
+  std::optional<int64_t> status = program->run("main", error);
+  std::fflush(stdout);
+  if (!status) {
+    std::fprintf(stderr, "keel run: error: %s\n", error.c_str());
+    return 1;
+  }
+  return static_cast<int>(*status & 0xFF);
+}
+
+int runTest(const std::vector<std::string_view> &args) {
+  std::optional<Parsed> p = parseArgs("test", args, false);
+  if (!p)
+    return 2;
+  std::optional<loop::Module> module = frontEnd("test", p->path, p->output);
+  if (!module)
+    return 1;
+  std::string error;
+  std::unique_ptr<codegen::Program> program = codegen::Program::compile(*module, error);
+  if (!program) {
+    std::fprintf(stderr, "keel test: internal compiler error: %s\n", error.c_str());
+    return 70;
+  }
+  size_t passed = 0, failed = 0;
+  for (const auto &[name, function] : module->tests) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    pid_t child = fork();
+    if (child == 0) { // the test, alone: an assert ends only this process
+      std::optional<int64_t> r = program->run(function, error);
+      std::fflush(stdout);
+      _exit(r ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    std::printf("test %s ... %s\n", name.c_str(), ok ? "ok" : "FAILED");
+    (ok ? passed : failed) += 1;
+  }
+  std::printf("%zu passed, %zu failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
+
+int runEmit(const std::vector<std::string_view> &args) {
+  std::optional<Parsed> p = parseArgs("emit", args, true);
+  if (!p)
+    return 2;
+  std::optional<loop::Module> module = frontEnd("emit", p->path, p->output);
+  if (!module)
+    return 1;
+  std::fputs((p->emit == "llvm" ? codegen::emitLLVMText(*module) : loop::print(*module)).c_str(), stdout);
+  return 0;
+}
+
+} // namespace keel::driver

@@ -1,0 +1,301 @@
+//===- LoopIR.cpp - Names, printer and verifier of the loop IR -----------===//
+#include "keel/loop/LoopIR.h"
+
+#include <array>
+#include <cstdio>
+
+namespace keel::loop {
+
+namespace {
+constexpr std::array<std::string_view, 17> kTypeNames = {
+    "void", "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
+    "f16", "bf16", "tf32", "fp8e4m3fn", "fp8e5m2", "f32", "f64"};
+constexpr std::array<std::string_view, 10> kBinary = {"add", "sub", "mul", "div", "rem",
+                                                      "and", "or", "xor", "land", "lor"};
+constexpr std::array<std::string_view, 3> kUnary = {"neg", "not", "bitnot"};
+constexpr std::array<std::string_view, 6> kCompare = {"eq", "ne", "lt", "le", "gt", "ge"};
+} // namespace
+
+std::string_view typeName(Type t) { return kTypeNames[static_cast<size_t>(t)]; }
+
+bool isIntegerType(Type t) {
+  switch (t) {
+  case Type::I8: case Type::I16: case Type::I32: case Type::I64:
+  case Type::U8: case Type::U16: case Type::U32: case Type::U64:
+    return true;
+  default:
+    return false;
+  }
+}
+bool isSignedType(Type t) {
+  return t == Type::I8 || t == Type::I16 || t == Type::I32 || t == Type::I64;
+}
+bool isFloatType(Type t) {
+  switch (t) {
+  case Type::F16: case Type::BF16: case Type::TF32: case Type::FP8E4M3FN: case Type::FP8E5M2:
+  case Type::F32: case Type::F64:
+    return true;
+  default:
+    return false;
+  }
+}
+int typeBits(Type t) {
+  switch (t) {
+  case Type::Void: return 0;
+  case Type::Bool: return 1;
+  case Type::I8: case Type::U8: case Type::FP8E4M3FN: case Type::FP8E5M2: return 8;
+  case Type::I16: case Type::U16: case Type::F16: case Type::BF16: return 16;
+  case Type::I32: case Type::U32: case Type::F32: case Type::TF32: return 32;
+  case Type::I64: case Type::U64: case Type::F64: return 64;
+  }
+  return 0;
+}
+
+const Function *Module::find(std::string_view name) const {
+  for (const Function &f : functions)
+    if (f.name == name)
+      return &f;
+  return nullptr;
+}
+
+namespace {
+
+class Printer {
+public:
+  std::string out;
+
+  void function(const Function &f) {
+    out += "fn @" + f.name + "(";
+    for (size_t i = 0; i < f.params; ++i)
+      out += (i ? ", %" : "%") + std::to_string(i) + ": " + std::string(typeName(f.slots[i]));
+    out += ") -> " + std::string(typeName(f.result)) + " {\n";
+    block(f.body, 1, f);
+    out += "}\n";
+  }
+
+private:
+  static std::string hex(uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+    return buf;
+  }
+  std::string expr(const Expr &e) {
+    switch (e.kind) {
+    case Expr::Kind::Const: return hex(e.bits) + ":" + std::string(typeName(e.type));
+    case Expr::Kind::Var: return "%" + std::to_string(e.slot);
+    case Expr::Kind::Unary:
+      return "(" + std::string(kUnary[static_cast<size_t>(e.unary)]) + " " + expr(*e.operands[0]) + ")";
+    case Expr::Kind::Binary:
+      return "(" + std::string(kBinary[static_cast<size_t>(e.binary)]) + " " + expr(*e.operands[0]) + ", " +
+             expr(*e.operands[1]) + ")";
+    case Expr::Kind::Compare:
+      return "(" + std::string(kCompare[static_cast<size_t>(e.compare)]) + " " + expr(*e.operands[0]) + ", " +
+             expr(*e.operands[1]) + ")";
+    case Expr::Kind::Cast: return "(cast " + expr(*e.operands[0]) + " to " + std::string(typeName(e.type)) + ")";
+    case Expr::Kind::Call: {
+      std::string s = "call @" + e.callee + "(";
+      for (size_t i = 0; i < e.operands.size(); ++i)
+        s += (i ? ", " : "") + expr(*e.operands[i]);
+      return s + ")";
+    }
+    }
+    return "?";
+  }
+  std::string text(const std::vector<TextPart> &parts) {
+    std::string s;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      s += i ? ", " : "";
+      if (parts[i].value)
+        s += expr(*parts[i].value);
+      else {
+        s += '"';
+        for (char c : parts[i].text)
+          s += c == '\n' ? std::string("\\n") : c == '"' ? std::string("\\\"") : std::string(1, c);
+        s += '"';
+      }
+    }
+    return s;
+  }
+  void block(const std::vector<StmtPtr> &body, int depth, const Function &f) {
+    std::string pad(2 * static_cast<size_t>(depth), ' ');
+    for (const StmtPtr &s : body) {
+      switch (s->kind) {
+      case Stmt::Kind::Assign:
+        out += pad + "%" + std::to_string(s->slot) + ": " + std::string(typeName(f.slots[s->slot])) + " = " +
+               expr(*s->value) + "\n";
+        break;
+      case Stmt::Kind::If:
+        out += pad + "if " + expr(*s->value) + " {\n";
+        block(s->body, depth + 1, f);
+        if (!s->orElse.empty()) {
+          out += pad + "} else {\n";
+          block(s->orElse, depth + 1, f);
+        }
+        out += pad + "}\n";
+        break;
+      case Stmt::Kind::For:
+        out += pad + "for %" + std::to_string(s->slot) + " in " + expr(*s->from) + " .. " + expr(*s->to) + " {\n";
+        block(s->body, depth + 1, f);
+        out += pad + "}\n";
+        break;
+      case Stmt::Kind::Loop:
+        out += pad + "loop {\n";
+        block(s->body, depth + 1, f);
+        out += pad + "}\n";
+        break;
+      case Stmt::Kind::Break: out += pad + "break\n"; break;
+      case Stmt::Kind::Continue: out += pad + "continue\n"; break;
+      case Stmt::Kind::Return: out += pad + "return" + (s->value ? " " + expr(*s->value) : "") + "\n"; break;
+      case Stmt::Kind::Eval: out += pad + expr(*s->value) + "\n"; break;
+      case Stmt::Kind::Print: out += pad + "print " + text(s->text) + "\n"; break;
+      case Stmt::Kind::Assert:
+        out += pad + "assert " + expr(*s->value) + (s->text.empty() ? "" : ", " + text(s->text)) + "\n";
+        break;
+      }
+    }
+  }
+};
+
+class Verifier {
+public:
+  Verifier(const Module &m, std::vector<std::string> &problems) : m_(m), problems_(problems) {}
+
+  void function(const Function &f) {
+    f_ = &f;
+    loops_ = 0;
+    if (f.params > f.slots.size())
+      problem("more parameters than slots");
+    block(f.body);
+  }
+
+private:
+  void problem(const std::string &what) { problems_.push_back("@" + f_->name + ": " + what); }
+
+  Type expr(const Expr &e) {
+    std::vector<Type> ops;
+    for (const ExprPtr &o : e.operands)
+      ops.push_back(expr(*o));
+    auto arity = [&](size_t n) {
+      if (ops.size() == n)
+        return true;
+      problem("an expression has " + std::to_string(ops.size()) + " operands, not " + std::to_string(n));
+      return false;
+    };
+    switch (e.kind) {
+    case Expr::Kind::Const: break;
+    case Expr::Kind::Var:
+      if (e.slot >= f_->slots.size() || f_->slots[e.slot] != e.type)
+        problem("variable %" + std::to_string(e.slot) + " used with the wrong type or out of range");
+      break;
+    case Expr::Kind::Unary:
+      if (arity(1) && ops[0] != e.type)
+        problem("unary operand type differs from its result");
+      break;
+    case Expr::Kind::Binary:
+      if (arity(2) && (ops[0] != e.type || ops[1] != e.type))
+        problem("binary operands must have the result's type (" + std::string(typeName(e.type)) + ")");
+      break;
+    case Expr::Kind::Compare:
+      if (arity(2) && (ops[0] != ops[1] || e.type != Type::Bool))
+        problem("comparison of different types, or not giving bool");
+      break;
+    case Expr::Kind::Cast:
+      arity(1);
+      break;
+    case Expr::Kind::Call: {
+      const Function *callee = m_.find(e.callee);
+      if (!callee) {
+        problem("call to unknown @" + e.callee);
+        break;
+      }
+      bool ok = callee->params == ops.size() && callee->result == e.type;
+      for (size_t i = 0; ok && i < ops.size(); ++i)
+        ok = callee->slots[i] == ops[i];
+      if (!ok)
+        problem("call to @" + e.callee + " does not match its signature");
+      break;
+    }
+    }
+    return e.type;
+  }
+
+  void block(const std::vector<StmtPtr> &body) {
+    for (const StmtPtr &s : body) {
+      switch (s->kind) {
+      case Stmt::Kind::Assign:
+        if (s->slot >= f_->slots.size() || expr(*s->value) != f_->slots[s->slot])
+          problem("assignment of a value of another type to %" + std::to_string(s->slot));
+        break;
+      case Stmt::Kind::If:
+        if (expr(*s->value) != Type::Bool)
+          problem("an `if` condition that is not bool");
+        block(s->body);
+        block(s->orElse);
+        break;
+      case Stmt::Kind::For: {
+        Type t = s->slot < f_->slots.size() ? f_->slots[s->slot] : Type::Void;
+        if (!isIntegerType(t) || expr(*s->from) != t || expr(*s->to) != t)
+          problem("a `for` counter and bounds must share one integer type");
+        ++loops_;
+        block(s->body);
+        --loops_;
+        break;
+      }
+      case Stmt::Kind::Loop:
+        ++loops_;
+        block(s->body);
+        --loops_;
+        break;
+      case Stmt::Kind::Break:
+      case Stmt::Kind::Continue:
+        if (loops_ == 0)
+          problem("`break` or `continue` outside a loop");
+        break;
+      case Stmt::Kind::Return:
+        if ((s->value ? expr(*s->value) : Type::Void) != f_->result)
+          problem("`return` of another type than the function's");
+        break;
+      case Stmt::Kind::Eval: expr(*s->value); break;
+      case Stmt::Kind::Print:
+        for (const TextPart &p : s->text)
+          if (p.value)
+            expr(*p.value);
+        break;
+      case Stmt::Kind::Assert:
+        if (expr(*s->value) != Type::Bool)
+          problem("an `assert` condition that is not bool");
+        for (const TextPart &p : s->text)
+          if (p.value)
+            expr(*p.value);
+        break;
+      }
+    }
+  }
+
+  const Module &m_;
+  std::vector<std::string> &problems_;
+  const Function *f_ = nullptr;
+  int loops_ = 0;
+};
+
+} // namespace
+
+std::string print(const Module &m) {
+  Printer p;
+  for (size_t i = 0; i < m.functions.size(); ++i) {
+    if (i)
+      p.out += "\n";
+    p.function(m.functions[i]);
+  }
+  return p.out;
+}
+
+std::vector<std::string> verify(const Module &m) {
+  std::vector<std::string> problems;
+  Verifier v(m, problems);
+  for (const Function &f : m.functions)
+    v.function(f);
+  return problems;
+}
+
+} // namespace keel::loop
