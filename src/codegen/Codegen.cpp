@@ -67,6 +67,7 @@ private:
     case Type::I64: case Type::U64: return b_.getInt64Ty();
     case Type::TF32: case Type::F32: return b_.getFloatTy();
     case Type::F64: return b_.getDoubleTy();
+    case Type::Ptr: return b_.getPtrTy();
     }
     return b_.getVoidTy();
   }
@@ -202,6 +203,12 @@ private:
         b_.CreateRetVoid();
       return;
     case loop::Stmt::Kind::Eval: expr(*s.value); return;
+    case loop::Stmt::Kind::Store: {
+      llvm::Value *value = expr(*s.value), *index = expr(*s.index);
+      llvm::Value *base = b_.CreateLoad(b_.getPtrTy(), slots_[s.slot]);
+      b_.CreateStore(value, b_.CreateGEP(carrier(s.value->type), base, index));
+      return;
+    }
     case loop::Stmt::Kind::Print:
       text(s.text);
       b_.CreateCall(helper("keel_rt_print_end", b_.getVoidTy(), {}));
@@ -265,6 +272,10 @@ private:
     case loop::Expr::Kind::Binary: return binary(e);
     case loop::Expr::Kind::Compare: return compare(e);
     case loop::Expr::Kind::Cast: return cast(expr(*e.operands[0]), e.operands[0]->type, e.type);
+    case loop::Expr::Kind::Load: {
+      llvm::Value *base = expr(*e.operands[0]), *index = expr(*e.operands[1]);
+      return b_.CreateLoad(carrier(e.type), b_.CreateGEP(carrier(e.type), base, index));
+    }
     case loop::Expr::Kind::Call: {
       std::vector<llvm::Value *> args;
       for (const loop::ExprPtr &o : e.operands)
@@ -525,6 +536,15 @@ std::unique_ptr<Program> Program::compile(const loop::Module &m, std::string &er
   program->impl_->jit = std::move(*jit);
   program->module_ = &m;
   return program;
+}
+
+void *Program::address(const std::string &function, std::string &error) {
+  auto address = impl_->jit->lookup("keel.fn." + function);
+  if (!address) {
+    error = llvm::toString(address.takeError());
+    return nullptr;
+  }
+  return address->toPtr<void *>();
 }
 
 std::optional<int64_t> Program::run(const std::string &function, std::string &error) {

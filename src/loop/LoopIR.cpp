@@ -7,9 +7,9 @@
 namespace keel::loop {
 
 namespace {
-constexpr std::array<std::string_view, 17> kTypeNames = {
+constexpr std::array<std::string_view, 18> kTypeNames = {
     "void", "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
-    "f16", "bf16", "tf32", "fp8e4m3fn", "fp8e5m2", "f32", "f64"};
+    "f16", "bf16", "tf32", "fp8e4m3fn", "fp8e5m2", "f32", "f64", "ptr"};
 constexpr std::array<std::string_view, 10> kBinary = {"add", "sub", "mul", "div", "rem",
                                                       "and", "or", "xor", "land", "lor"};
 constexpr std::array<std::string_view, 3> kUnary = {"neg", "not", "bitnot"};
@@ -46,7 +46,7 @@ int typeBits(Type t) {
   case Type::I8: case Type::U8: case Type::FP8E4M3FN: case Type::FP8E5M2: return 8;
   case Type::I16: case Type::U16: case Type::F16: case Type::BF16: return 16;
   case Type::I32: case Type::U32: case Type::F32: case Type::TF32: return 32;
-  case Type::I64: case Type::U64: case Type::F64: return 64;
+  case Type::I64: case Type::U64: case Type::F64: case Type::Ptr: return 64;
   }
   return 0;
 }
@@ -92,6 +92,8 @@ private:
       return "(" + std::string(kCompare[static_cast<size_t>(e.compare)]) + " " + expr(*e.operands[0]) + ", " +
              expr(*e.operands[1]) + ")";
     case Expr::Kind::Cast: return "(cast " + expr(*e.operands[0]) + " to " + std::string(typeName(e.type)) + ")";
+    case Expr::Kind::Load:
+      return "(load." + std::string(typeName(e.type)) + " " + expr(*e.operands[0]) + "[" + expr(*e.operands[1]) + "])";
     case Expr::Kind::Call: {
       std::string s = "call @" + e.callee + "(";
       for (size_t i = 0; i < e.operands.size(); ++i)
@@ -151,6 +153,10 @@ private:
       case Stmt::Kind::Assert:
         out += pad + "assert " + expr(*s->value) + (s->text.empty() ? "" : ", " + text(s->text)) + "\n";
         break;
+      case Stmt::Kind::Store:
+        out += pad + "store." + std::string(typeName(s->value->type)) + " %" + std::to_string(s->slot) + "[" +
+               expr(*s->index) + "] = " + expr(*s->value) + "\n";
+        break;
       }
     }
   }
@@ -201,6 +207,10 @@ private:
       break;
     case Expr::Kind::Cast:
       arity(1);
+      break;
+    case Expr::Kind::Load:
+      if (arity(2) && (ops[0] != Type::Ptr || ops[1] != Type::I64 || e.type == Type::Void || e.type == Type::Ptr))
+        problem("a load needs a ptr, an i64 index and an element type");
       break;
     case Expr::Kind::Call: {
       const Function *callee = m_.find(e.callee);
@@ -256,6 +266,13 @@ private:
           problem("`return` of another type than the function's");
         break;
       case Stmt::Kind::Eval: expr(*s->value); break;
+      case Stmt::Kind::Store: {
+        Type element = expr(*s->value);
+        if (s->slot >= f_->slots.size() || f_->slots[s->slot] != Type::Ptr || expr(*s->index) != Type::I64 ||
+            element == Type::Void || element == Type::Ptr)
+          problem("a store needs a ptr variable, an i64 index and an element value");
+        break;
+      }
       case Stmt::Kind::Print:
         for (const TextPart &p : s->text)
           if (p.value)

@@ -39,6 +39,10 @@ public:
   static std::unique_ptr<Program> compile(const loop::Module &m, std::string &error);
   ~Program();
 
+  /// The address of a compiled function, to call with its C signature
+  /// (carriers as documented above; ptr as void*); null with `error` set.
+  void *address(const std::string &function, std::string &error);
+
   /// Runs a function of no arguments; returns its i64 result (0 for void).
   std::optional<int64_t> run(const std::string &function, std::string &error);
 

@@ -26,6 +26,7 @@ namespace keel::loop {
 enum class Type : uint8_t {
   Void, Bool, I8, I16, I32, I64, U8, U16, U32, U64,
   F16, BF16, TF32, FP8E4M3FN, FP8E5M2, F32, F64,
+  Ptr, ///< the address of a buffer's elements (a KeelBuffer's data)
 };
 std::string_view typeName(Type t);
 bool isIntegerType(Type t);
@@ -45,7 +46,9 @@ struct Location {
 using Slot = uint32_t; ///< a local variable (parameters first)
 
 struct Expr {
-  enum class Kind : uint8_t { Const, Var, Unary, Binary, Compare, Cast, Call };
+  /// Load: operands are a Ptr and an i64 element index; the element's type
+  /// is the expression's, stored in its carrier's width.
+  enum class Kind : uint8_t { Const, Var, Unary, Binary, Compare, Cast, Call, Load };
   Kind kind = Kind::Const;
   Type type = Type::Void;
   uint64_t bits = 0;          ///< Const: the value's encoding
@@ -66,11 +69,14 @@ struct TextPart {
 };
 
 struct Stmt {
-  enum class Kind : uint8_t { Assign, If, For, Loop, Break, Continue, Return, Eval, Print, Assert };
+  /// Store: `value` to element `index` of the Ptr variable `slot`, in
+  /// `value`'s type.
+  enum class Kind : uint8_t { Assign, If, For, Loop, Break, Continue, Return, Eval, Print, Assert, Store };
   Kind kind = Kind::Eval;
   Slot slot = 0;               ///< Assign, For (the counter)
   ExprPtr value;               ///< Assign, If (condition), Return (may be null), Eval, Assert
   ExprPtr from, to;            ///< For: slot = from, from+1, ..., to-1
+  ExprPtr index;               ///< Store
   std::vector<std::unique_ptr<Stmt>> body, orElse;
   std::vector<TextPart> text;  ///< Print, Assert (the message)
   Location loc;

@@ -1,0 +1,163 @@
+//===- CodegenTest.cpp - Loop IR compiled and called through the JIT -----===//
+//
+// Loop IR built by hand (buffers, loads and stores, the operations with
+// defined results), compiled, and called with its C signature. Expected
+// values are worked by hand.
+//
+//===----------------------------------------------------------------------===//
+#include "keel/codegen/Codegen.h"
+
+#include <climits>
+#include <gtest/gtest.h>
+
+using namespace keel;
+using namespace keel::loop;
+
+namespace {
+
+ExprPtr var(Slot s, Type t) {
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::Var;
+  e->slot = s;
+  e->type = t;
+  return e;
+}
+ExprPtr constant(Type t, uint64_t bits) {
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::Const;
+  e->type = t;
+  e->bits = bits;
+  return e;
+}
+ExprPtr binary(BinaryOp op, ExprPtr a, ExprPtr b) {
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::Binary;
+  e->binary = op;
+  e->type = a->type;
+  e->operands.push_back(std::move(a));
+  e->operands.push_back(std::move(b));
+  return e;
+}
+ExprPtr load(Type t, Slot ptr, Slot index) {
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::Load;
+  e->type = t;
+  e->operands.push_back(var(ptr, Type::Ptr));
+  e->operands.push_back(var(index, Type::I64));
+  return e;
+}
+StmtPtr assign(Slot s, ExprPtr v) {
+  auto st = std::make_unique<Stmt>();
+  st->kind = Stmt::Kind::Assign;
+  st->slot = s;
+  st->value = std::move(v);
+  return st;
+}
+StmtPtr forLoop(Slot counter, Slot bound, std::vector<StmtPtr> body) {
+  auto st = std::make_unique<Stmt>();
+  st->kind = Stmt::Kind::For;
+  st->slot = counter;
+  st->from = constant(Type::I64, 0);
+  st->to = var(bound, Type::I64);
+  st->body = std::move(body);
+  return st;
+}
+StmtPtr ret(ExprPtr v) {
+  auto st = std::make_unique<Stmt>();
+  st->kind = Stmt::Kind::Return;
+  st->value = std::move(v);
+  return st;
+}
+
+Module buildModule() {
+  Module m;
+  { // fn sum(p: ptr, n: i64) -> f64: the f64 elements added in index order
+    Function f;
+    f.name = "sum";
+    f.slots = {Type::Ptr, Type::I64, Type::F64, Type::I64};
+    f.params = 2;
+    f.result = Type::F64;
+    f.body.push_back(assign(2, constant(Type::F64, 0)));
+    std::vector<StmtPtr> body;
+    body.push_back(assign(2, binary(BinaryOp::Add, var(2, Type::F64), load(Type::F64, 0, 3))));
+    f.body.push_back(forLoop(3, 1, std::move(body)));
+    f.body.push_back(ret(var(2, Type::F64)));
+    m.functions.push_back(std::move(f));
+  }
+  { // fn twice(p: ptr, n: i64): each f16 element times 2, in place
+    Function f;
+    f.name = "twice";
+    f.slots = {Type::Ptr, Type::I64, Type::I64};
+    f.params = 2;
+    auto store = std::make_unique<Stmt>();
+    store->kind = Stmt::Kind::Store;
+    store->slot = 0;
+    store->index = var(2, Type::I64);
+    store->value = binary(BinaryOp::Mul, load(Type::F16, 0, 2), constant(Type::F16, 0x4000));
+    std::vector<StmtPtr> body;
+    body.push_back(std::move(store));
+    f.body.push_back(forLoop(2, 1, std::move(body)));
+    m.functions.push_back(std::move(f));
+  }
+  for (BinaryOp op : {BinaryOp::Div, BinaryOp::Rem}) { // fn div/rem(a: i64, b: i64) -> i64
+    Function f;
+    f.name = op == BinaryOp::Div ? "div" : "rem";
+    f.slots = {Type::I64, Type::I64};
+    f.params = 2;
+    f.result = Type::I64;
+    f.body.push_back(ret(binary(op, var(0, Type::I64), var(1, Type::I64))));
+    m.functions.push_back(std::move(f));
+  }
+  return m;
+}
+
+TEST(CodegenTest, BuffersLoadsStoresAndDefinedDivision) {
+  Module m = buildModule();
+  ASSERT_TRUE(verify(m).empty()) << verify(m)[0];
+  std::string error;
+  std::unique_ptr<codegen::Program> program = codegen::Program::compile(m, error);
+  ASSERT_TRUE(program) << error;
+
+  auto sum = reinterpret_cast<double (*)(void *, int64_t)>(program->address("sum", error));
+  ASSERT_TRUE(sum) << error;
+  double values[3] = {0.5, 1.25, 2.0};
+  EXPECT_EQ(sum(values, 3), 3.75);
+
+  auto twice = reinterpret_cast<void (*)(void *, int64_t)>(program->address("twice", error));
+  ASSERT_TRUE(twice) << error;
+  uint16_t halves[3] = {0x3c00, 0x7bff, 0x0001}; // 1, 65504, 2^-24
+  twice(halves, 3);
+  EXPECT_EQ(halves[0], 0x4000); // 2
+  EXPECT_EQ(halves[1], 0x7c00); // overflow: inf
+  EXPECT_EQ(halves[2], 0x0002); // 2^-23, exact
+
+  auto div = reinterpret_cast<int64_t (*)(int64_t, int64_t)>(program->address("div", error));
+  auto rem = reinterpret_cast<int64_t (*)(int64_t, int64_t)>(program->address("rem", error));
+  ASSERT_TRUE(div && rem) << error;
+  EXPECT_EQ(div(7, 0), 0);
+  EXPECT_EQ(rem(7, 0), 7);
+  EXPECT_EQ(div(INT64_MIN, -1), INT64_MIN);
+  EXPECT_EQ(rem(INT64_MIN, -1), 0);
+  EXPECT_EQ(div(-7, 2), -3);
+  EXPECT_EQ(rem(-7, 2), -1);
+}
+
+TEST(CodegenTest, VerifierRejectsIllTypedLoopIR) {
+  Module m;
+  Function f;
+  f.name = "bad";
+  f.slots = {Type::I64};
+  f.params = 1;
+  f.result = Type::I64;
+  f.body.push_back(ret(binary(BinaryOp::Add, var(0, Type::I64), constant(Type::F64, 0))));
+  auto brk = std::make_unique<Stmt>();
+  brk->kind = Stmt::Kind::Break;
+  f.body.push_back(std::move(brk));
+  m.functions.push_back(std::move(f));
+  std::vector<std::string> problems = verify(m);
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_NE(problems[0].find("binary operands must have the result's type"), std::string::npos);
+  EXPECT_NE(problems[1].find("`break` or `continue` outside a loop"), std::string::npos);
+}
+
+} // namespace
