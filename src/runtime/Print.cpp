@@ -1,6 +1,8 @@
 //===- Print.cpp - Printing and stopping for generated code --------------===//
 #include "keel/runtime/Print.h"
 
+#include "keel/runtime/Buffer.h"
+
 #include "keel/numerics/Format.h"
 
 #include <algorithm>
@@ -8,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -41,9 +44,92 @@ std::string shortest(keel::fp::Format f, uint64_t bits) {
   return keel::fp::exactDecimal(f, bits);
 }
 
+
+/// One element as print() shows a scalar of its type.
+std::string element(const KeelBuffer &b, int64_t offset) {
+  const uint8_t *p = static_cast<const uint8_t *>(b.data) + offset * static_cast<int64_t>(keel_dtype_size(b.dtype));
+  uint64_t bits = 0;
+  __builtin_memcpy(&bits, p, keel_dtype_size(b.dtype));
+  switch (b.dtype) {
+  case KEEL_PRED: return bits ? "true" : "false";
+  case KEEL_I4: case KEEL_I8: return std::to_string(static_cast<int8_t>(bits));
+  case KEEL_I16: return std::to_string(static_cast<int16_t>(bits));
+  case KEEL_I32: return std::to_string(static_cast<int32_t>(bits));
+  case KEEL_I64: return std::to_string(static_cast<int64_t>(bits));
+  case KEEL_U8: case KEEL_U16: case KEEL_U32: case KEEL_U64: return std::to_string(bits);
+  case KEEL_F16: return shortest(keel::fp::Format::F16, bits);
+  case KEEL_BF16: return shortest(keel::fp::Format::BF16, bits);
+  case KEEL_TF32: return shortest(keel::fp::Format::TF32, bits);
+  case KEEL_FP8E4M3FN: return shortest(keel::fp::Format::FP8E4M3FN, bits);
+  case KEEL_FP8E5M2: return shortest(keel::fp::Format::FP8E5M2, bits);
+  case KEEL_F32: return shortest(keel::fp::Format::F32, bits);
+  case KEEL_F64: return shortest(keel::fp::Format::F64, bits);
+  default: return "?";
+  }
+}
+
+void tensorText(const KeelBuffer &b, std::vector<int64_t> &index, size_t axis, const std::vector<int64_t> &stride,
+                std::string &out) {
+  if (axis == b.rank) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < b.rank; ++d)
+      offset += index[d] * stride[d];
+    out += element(b, offset);
+    return;
+  }
+  out += "[";
+  int64_t n = b.dims[axis];
+  for (int64_t i = 0; i < n; ++i) {
+    if (n > 8 && i == 3) { // elide the middle of a long dimension
+      out += "..., ";
+      i = n - 3;
+    }
+    index[axis] = i;
+    tensorText(b, index, axis + 1, stride, out);
+    if (i + 1 < n)
+      out += axis + 1 == b.rank ? ", " : ",\n" + std::string(axis + 1, ' ');
+  }
+  out += "]";
+}
+
 } // namespace
 
 extern "C" {
+
+void keel_rt_print_tensor(const KeelBuffer *buffer) {
+  const KeelBuffer &b = *buffer;
+  std::vector<int64_t> stride(b.rank), index(b.rank, 0);
+  int64_t s = 1;
+  for (size_t i = 0; i < b.rank; ++i) { // minor_to_major[0] is the fastest-varying dimension
+    stride[static_cast<size_t>(b.minor_to_major[i])] = s;
+    s *= b.dims[b.minor_to_major[i]];
+  }
+  std::string out;
+  tensorText(b, index, 0, stride, out);
+  write(out);
+}
+
+void *keel_rt_alloc(int64_t bytes, const char *file, int32_t line, int32_t column) {
+  void *p = bytes >= 0 ? std::calloc(static_cast<size_t>(bytes > 0 ? bytes : 1), 1) : nullptr;
+  if (!p) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: cannot allocate %lld bytes for a tensor at %s:%d:%d\n", static_cast<long long>(bytes),
+                 file, line, column);
+    std::exit(1);
+  }
+  return p;
+}
+
+void keel_rt_free(void *data) { std::free(data); }
+
+void keel_rt_index_error(int64_t index, int64_t dimension, int64_t axis, const char *file, int32_t line,
+                         int32_t column) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "error: index %lld is out of bounds for axis %lld of size %lld at %s:%d:%d\n",
+               static_cast<long long>(index), static_cast<long long>(axis), static_cast<long long>(dimension), file,
+               line, column);
+  std::exit(1);
+}
 
 void keel_rt_print_text(const char *text, int64_t length) { write(std::string_view(text, static_cast<size_t>(length))); }
 void keel_rt_print_bool(int8_t v) { write(v ? "true" : "false"); }

@@ -167,3 +167,67 @@ TEST(NpyTest, FilesAreWrittenWholeOrNotAtAll) {
 }
 
 } // namespace
+
+#include "keel/runtime/Print.h"
+
+#include <unistd.h>
+
+namespace {
+
+/// Runs f with stdout captured.
+template <typename F> std::string capture(F f) {
+  std::fflush(stdout);
+  int saved = dup(1);
+  FILE *tmp = std::tmpfile();
+  dup2(fileno(tmp), 1);
+  f();
+  std::fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  std::rewind(tmp);
+  std::string out;
+  char buf[256];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, tmp)) > 0)
+    out.append(buf, n);
+  std::fclose(tmp);
+  return out;
+}
+
+TEST(PrintTest, TensorsPrintLikeNumpyInLogicalOrder) {
+  Tensor t = Tensor::make(KEEL_F32, {2, 3});
+  float v[6] = {1, 2.5f, -0.0f, 4, 1e30f, 0.1f};
+  std::memcpy(t.data.data(), v, sizeof v);
+  KeelBuffer b = t.view();
+  EXPECT_EQ(capture([&] { keel_rt_print_tensor(&b); }), "[[1, 2.5, -0],\n [4, 1e+30, 0.1]]");
+  // The same logical matrix stored column-major prints the same.
+  Tensor c = Tensor::make(KEEL_F32, {2, 3});
+  c.minorToMajor = {0, 1};
+  float cv[6] = {1, 4, 2.5f, 1e30f, -0.0f, 0.1f};
+  std::memcpy(c.data.data(), cv, sizeof cv);
+  KeelBuffer cb = c.view();
+  EXPECT_EQ(capture([&] { keel_rt_print_tensor(&cb); }), "[[1, 2.5, -0],\n [4, 1e+30, 0.1]]");
+  // Long dimensions elide their middle; low precision prints its shortest decimal.
+  Tensor l = Tensor::make(KEEL_BF16, {10});
+  for (int i = 0; i < 10; ++i) {
+    uint16_t bits = static_cast<uint16_t>(0x3f80 + i); // 1, 1.0078125, ...
+    std::memcpy(&l.data[static_cast<size_t>(i) * 2], &bits, 2);
+  }
+  KeelBuffer lb = l.view();
+  // 1 + k/128: the shortest decimals that read back in bf16 (steps of
+  // 1/128 = 0.0078125): 1.0078125 -> 1.01, 1.015625 -> 1.016 (1.02 would
+  // read as 1.0234375), 1.0546875 -> 1.055, 1.0625 -> 1.06, 1.0703125 -> 1.07.
+  EXPECT_EQ(capture([&] { keel_rt_print_tensor(&lb); }), "[1, 1.01, 1.016, ..., 1.055, 1.06, 1.07]");
+}
+
+TEST(PrintTest, ImpossibleAllocationsAndBadIndexesStopWithTheLocation) {
+  EXPECT_EXIT(keel_rt_alloc(INT64_MAX, "m.sfn", 3, 7), testing::ExitedWithCode(1),
+              "cannot allocate 9223372036854775807 bytes for a tensor at m.sfn:3:7");
+  EXPECT_EXIT(keel_rt_index_error(5, 4, 1, "m.sfn", 9, 2), testing::ExitedWithCode(1),
+              "index 5 is out of bounds for axis 1 of size 4 at m.sfn:9:2");
+  void *p = keel_rt_alloc(16, "m.sfn", 1, 1);
+  EXPECT_EQ(static_cast<uint8_t *>(p)[15], 0);
+  keel_rt_free(p);
+}
+
+} // namespace

@@ -31,6 +31,19 @@ void keel_rt_assert_begin(const char *file, int32_t line, int32_t column, int8_t
 void keel_rt_assert_fail(void) __attribute__((noreturn));
 void keel_rt_internal_error(const char *what) __attribute__((noreturn));
 
+/* A tensor, readably and numpy-like: nested brackets in logical (row-major)
+ * order whatever the layout, each element as print() shows a scalar, the
+ * middle of a dimension longer than 8 elided with "...". */
+struct KeelBuffer;
+void keel_rt_print_tensor(const struct KeelBuffer *buffer);
+/* Memory for a tensor's elements, zeroed; an impossible size stops the
+ * program with the location and exit status 1. */
+void *keel_rt_alloc(int64_t bytes, const char *file, int32_t line, int32_t column);
+void keel_rt_free(void *data);
+/* An index outside a dimension: stops the program with the location. */
+void keel_rt_index_error(int64_t index, int64_t dimension, int64_t axis, const char *file, int32_t line,
+                         int32_t column) __attribute__((noreturn));
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
