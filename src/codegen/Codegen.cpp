@@ -501,6 +501,13 @@ std::string emitLLVMText(const loop::Module &m) {
   return text;
 }
 
+bool checkLLVM(const loop::Module &m, std::string &problems) {
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> module = emit(m, ctx);
+  llvm::raw_string_ostream os(problems);
+  return !llvm::verifyModule(*module, &os);
+}
+
 struct Program::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;
 };

@@ -1,12 +1,15 @@
 //===- FuzzTest.cpp - The front end never crashes, whatever the input ----===//
 //
 // Random byte strings, random token sequences and random mutations of a
-// valid program go through the lexer, the parser, the checker and both
-// renderers. Each run must end, every diagnostic must point inside its
+// valid program go through the lexer, the parser, the checker, both
+// renderers and, when the checker accepts them, the lowering to loop IR and
+// LLVM IR (both verified). Each run must end, every diagnostic must point inside its
 // file, and no error may be reported twice at one place. Seeds are fixed and printed on failure, so a failure can be
 // replayed; KEEL_FUZZ_ITERATIONS raises the count for longer runs.
 //
 //===----------------------------------------------------------------------===//
+#include "keel/codegen/Codegen.h"
+#include "keel/loop/Lower.h"
 #include "keel/sema/Checker.h"
 #include "keel/syntax/Parser.h"
 
@@ -34,7 +37,18 @@ void runFrontEnd(const std::string &text, uint64_t seed) {
   // Also on repaired trees: must not crash. A short solver timeout keeps
   // mutated non-linear obligations cheap (they end as E0211).
   static sema::ShapeSolver solver(100);
-  sema::check(sources, program, diags, solver);
+  sema::CheckedProgram checked = sema::check(sources, program, diags, solver);
+  // A program the front end accepts lowers to valid loop IR and valid LLVM
+  // IR (or is refused as not runnable yet, E0500): never a crash or bad IR.
+  if (diags.errorCount() == 0) {
+    if (std::optional<loop::Module> lowered = loop::lowerScalarProgram(sources, program, checked, diags)) {
+      std::vector<std::string> problems = loop::verify(*lowered);
+      ASSERT_TRUE(problems.empty()) << "seed " << seed << ": " << problems[0] << "\n--- input ---\n" << text;
+      std::string llvmProblems;
+      ASSERT_TRUE(codegen::checkLLVM(*lowered, llvmProblems)) << "seed " << seed << ": " << llvmProblems
+                                                               << "\n--- input ---\n" << text;
+    }
+  }
   syntax::dumpAst(sources, program);
   std::set<std::pair<std::string, uint32_t>> seen;
   for (const Diagnostic &d : diags.diagnostics()) {

@@ -32,6 +32,10 @@ namespace keel::codegen {
 /// `keel.fn.NAME`.
 std::string emitLLVMText(const loop::Module &m);
 
+/// Emits the module and runs LLVM's verifier on it; false with the problems
+/// (a Keel bug: verified loop IR must always give valid LLVM IR).
+bool checkLLVM(const loop::Module &m, std::string &problems);
+
 class Program {
 public:
   /// Compiles a module for this machine; nullopt with `error` set on failure
