@@ -50,29 +50,6 @@ namespace {
 
 struct Fail {}; // thrown after an error has been reported
 
-DType dtypeOf(Scalar s) {
-  switch (s) {
-  case Scalar::Bool: return DType::Pred;
-  case Scalar::I4: return DType::I4;
-  case Scalar::I8: return DType::I8;
-  case Scalar::I16: return DType::I16;
-  case Scalar::I32: return DType::I32;
-  case Scalar::I64: return DType::I64;
-  case Scalar::U8: return DType::U8;
-  case Scalar::U16: return DType::U16;
-  case Scalar::U32: return DType::U32;
-  case Scalar::U64: return DType::U64;
-  case Scalar::F16: return DType::F16;
-  case Scalar::BF16: return DType::BF16;
-  case Scalar::TF32: return DType::TF32;
-  case Scalar::FP8E4M3FN: return DType::FP8E4M3FN;
-  case Scalar::FP8E5M2: return DType::FP8E5M2;
-  case Scalar::F32: return DType::F32;
-  case Scalar::F64: return DType::F64;
-  }
-  return DType::F32;
-}
-
 std::optional<fp::Format> formatOf(DType t) {
   switch (t) {
   case DType::F16: return fp::Format::F16;
@@ -252,7 +229,7 @@ private:
       }
       shape.push_back(*v);
     }
-    TensorType out = TensorType::make(dtypeOf(t.scalar), shape);
+    TensorType out = TensorType::make(t.scalar, shape);
     if (!out.elementCount()) {
       diags_.error(code::E0404, at, "`" + typeText(out) + "` has more elements than int64 can count");
       throw Fail{};
@@ -363,7 +340,7 @@ private:
       return intLiteral(i, false, e);
     }
     case ExprKind::Float: return floatLiteral(*e.as<FloatExpr>(), e);
-    case ExprKind::Bool: return constant({e.as<BoolExpr>()->value ? 1u : 0u}, TensorType::make(DType::Pred, {}), e.span);
+    case ExprKind::Bool: return constant({e.as<BoolExpr>()->value ? 1u : 0u}, TensorType::make(DType::Bool, {}), e.span);
     case ExprKind::String: unsupported(e.span, "a string");
     case ExprKind::Name: {
       auto &n = *e.as<NameExpr>();
@@ -627,7 +604,7 @@ private:
       acc = lowPrecision ? DType::F32 : in.dtype; // compares exactly
       break;
     case Combiner::And: case Combiner::Or:
-      acc = DType::Pred;
+      acc = DType::Bool;
       break;
     }
     std::vector<int64_t> reducedShape;
@@ -682,7 +659,7 @@ private:
       unsupported(e.span, "a float literal in integer `tensor` data");
     int64_t v = 0;
     std::from_chars(text.data(), text.data() + text.size(), v);
-    out.push_back(t == DType::Pred ? (v != 0) : encodeInteger(v, t));
+    out.push_back(t == DType::Bool ? (v != 0) : encodeInteger(v, t));
   }
 
   /// `random`: SplitMix64 from the seed; element k takes the k-th output's

@@ -8,17 +8,13 @@
 namespace keel::ir {
 
 // The runtime's element type codes are the IR's, in the same order.
-static_assert(static_cast<int>(DType::Pred) == KEEL_PRED && static_cast<int>(DType::I4) == KEEL_I4 &&
+static_assert(static_cast<int>(DType::Bool) == KEEL_PRED && static_cast<int>(DType::I4) == KEEL_I4 &&
               static_cast<int>(DType::F16) == KEEL_F16 && static_cast<int>(DType::BF16) == KEEL_BF16 &&
               static_cast<int>(DType::TF32) == KEEL_TF32 && static_cast<int>(DType::FP8E4M3FN) == KEEL_FP8E4M3FN &&
               static_cast<int>(DType::FP8E5M2) == KEEL_FP8E5M2 && static_cast<int>(DType::F64) == KEEL_F64 &&
               kNumDTypes == KEEL_NUM_DTYPES);
 
 namespace {
-
-constexpr std::array<std::string_view, kNumDTypes> kDTypeNames = {
-    "pred", "i4", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
-    "f16", "bf16", "tf32", "fp8e4m3fn", "fp8e5m2", "f32", "f64"};
 
 template <typename Enum, size_t N>
 std::optional<Enum> parseName(const std::array<std::string_view, N> &names, std::string_view s) {
@@ -44,42 +40,14 @@ constexpr OpInfo kOps[] = {
 
 } // namespace
 
-std::string_view dtypeName(DType t) { return kDTypeNames[static_cast<size_t>(t)]; }
-std::optional<DType> parseDType(std::string_view name) { return parseName<DType>(kDTypeNames, name); }
+std::string_view dtypeName(DType t) { return t == DType::Bool ? "pred" : elementName(t); }
 
-bool isFloatType(DType t) {
-  switch (t) {
-  case DType::F16: case DType::BF16: case DType::TF32: case DType::FP8E4M3FN:
-  case DType::FP8E5M2: case DType::F32: case DType::F64:
-    return true;
-  case DType::Pred: case DType::I4: case DType::I8: case DType::I16: case DType::I32:
-  case DType::I64: case DType::U8: case DType::U16: case DType::U32: case DType::U64:
-    return false;
-  }
-  return false;
-}
-
-bool isIntegerType(DType t) { return !isFloatType(t) && t != DType::Pred; }
-
-bool isSignedType(DType t) {
-  switch (t) {
-  case DType::I4: case DType::I8: case DType::I16: case DType::I32: case DType::I64:
-    return true;
-  default:
-    return isFloatType(t);
-  }
-}
-
-int encodingBits(DType t) {
-  switch (t) {
-  case DType::Pred: return 1;
-  case DType::I4: return 4;
-  case DType::I8: case DType::U8: case DType::FP8E4M3FN: case DType::FP8E5M2: return 8;
-  case DType::I16: case DType::U16: case DType::F16: case DType::BF16: return 16;
-  case DType::I32: case DType::U32: case DType::TF32: case DType::F32: return 32;
-  case DType::I64: case DType::U64: case DType::F64: return 64;
-  }
-  return 0;
+std::optional<DType> parseDType(std::string_view name) {
+  if (name == "pred")
+    return DType::Bool;
+  if (name == "bool")
+    return std::nullopt;
+  return parseElementType(name);
 }
 
 std::vector<int64_t> TensorType::rowMajor(size_t rank) {
@@ -139,7 +107,7 @@ std::optional<Combiner> parseCombiner(std::string_view s) { return parseName<Com
 
 bool isLegal(UnaryCode c, DType t) {
   switch (c) {
-  case UnaryCode::Neg: return t != DType::Pred;
+  case UnaryCode::Neg: return t != DType::Bool;
   case UnaryCode::Abs:
   case UnaryCode::Relu: return isSignedType(t);
   case UnaryCode::Exp: case UnaryCode::Log: case UnaryCode::Tanh: case UnaryCode::Sigmoid:
@@ -154,7 +122,7 @@ bool isLegal(BinaryCode c, DType t) {
   switch (c) {
   case BinaryCode::Add: case BinaryCode::Sub: case BinaryCode::Mul: case BinaryCode::Div:
   case BinaryCode::Min: case BinaryCode::Max:
-    return t != DType::Pred;
+    return t != DType::Bool;
   case BinaryCode::Rem: return isIntegerType(t) || t == DType::F32 || t == DType::F64;
   case BinaryCode::Pow: return isFloatType(t);
   case BinaryCode::And: case BinaryCode::Or: case BinaryCode::Xor: return !isFloatType(t);
@@ -166,8 +134,8 @@ bool isLegal(Combiner c, DType t) {
   switch (c) {
   case Combiner::Sum: case Combiner::Prod: case Combiner::Max: case Combiner::Min:
   case Combiner::ArgMax: case Combiner::ArgMin:
-    return t != DType::Pred;
-  case Combiner::And: case Combiner::Or: return t == DType::Pred;
+    return t != DType::Bool;
+  case Combiner::And: case Combiner::Or: return t == DType::Bool;
   }
   return false;
 }

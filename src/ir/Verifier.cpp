@@ -178,13 +178,13 @@ private:
     case OpKind::Compare:
       if (same(o, operand(0), operand(1), "operands")) {
         TensorType expected = operand(0);
-        expected.dtype = DType::Pred;
+        expected.dtype = DType::Bool;
         same(o, *result, expected, "the result must be pred of the operands' shape");
       }
       return;
     case OpKind::Select: {
       TensorType predShape = operand(1);
-      predShape.dtype = DType::Pred;
+      predShape.dtype = DType::Bool;
       same(o, operand(0), predShape, "the condition must be pred of the values' shape");
       if (same(o, operand(1), operand(2), "the two values"))
         same(o, operand(1), *result, "values and result");
@@ -212,7 +212,7 @@ private:
       return;
     }
     case OpKind::Iota:
-      if (o.axis < 0 || static_cast<size_t>(o.axis) >= result->rank() || result->dtype == DType::Pred)
+      if (o.axis < 0 || static_cast<size_t>(o.axis) >= result->rank() || result->dtype == DType::Bool)
         error(&o, "`iota` needs an axis of the result and a numeric element type");
       return;
     case OpKind::BroadcastInDim: {
@@ -436,7 +436,7 @@ private:
   bool accumulatorOk(DType in, DType acc, const Op &o) {
     bool lowPrecision = isFloatType(in) && in != DType::F32 && in != DType::F64;
     bool ok = lowPrecision ? (acc == DType::F32 || acc == DType::F64)
-              : in == DType::Pred ? acc == DType::Pred
+              : in == DType::Bool ? acc == DType::Bool
               : isFloatType(in) == isFloatType(acc) && isSignedType(in) == isSignedType(acc) &&
                     encodingBits(acc) >= encodingBits(in);
     if (!ok)

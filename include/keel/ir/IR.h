@@ -16,6 +16,7 @@
 #ifndef KEEL_IR_IR_H
 #define KEEL_IR_IR_H
 
+#include "keel/support/ElementType.h"
 #include "keel/support/Source.h"
 
 #include <cstdint>
@@ -29,20 +30,20 @@ namespace keel::ir {
 
 //===-- Element types ----------------------------------------------------===//
 
-enum class DType : uint8_t {
-  Pred, I4, I8, I16, I32, I64, U8, U16, U32, U64,
-  F16, BF16, TF32, FP8E4M3FN, FP8E5M2, F32, F64,
-};
-inline constexpr int kNumDTypes = 17;
+/// The element types of keel/support/ElementTypes.def; the IR text spells
+/// Bool as `pred`.
+using DType = ElementType;
+inline constexpr int kNumDTypes = kNumElementTypes;
 
 std::string_view dtypeName(DType t);
 std::optional<DType> parseDType(std::string_view name);
-bool isFloatType(DType t);
-bool isIntegerType(DType t); ///< signed or unsigned, i4 included
-bool isSignedType(DType t);
+inline bool isFloatType(DType t) { return isFloatElement(t); }
+/// Signed or unsigned, i4 included.
+inline bool isIntegerType(DType t) { return isIntegerElement(t); }
+inline bool isSignedType(DType t) { return isSignedElement(t); }
 /// Bits of one element's encoding (pred and i4 are stored one per byte in
 /// the reference, but encode 1 and 4 bits).
-int encodingBits(DType t);
+inline int encodingBits(DType t) { return elementBits(t); }
 
 //===-- Types ------------------------------------------------------------===//
 

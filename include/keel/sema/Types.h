@@ -12,6 +12,7 @@
 
 #include "keel/numerics/Format.h"
 #include "keel/sema/Dim.h"
+#include "keel/support/ElementType.h"
 
 #include <optional>
 #include <string>
@@ -20,23 +21,22 @@
 
 namespace keel::sema {
 
-/// Scalar and element types. i4 exists only as a tensor dtype.
-enum class Scalar : uint8_t {
-  Bool, I4, I8, I16, I32, I64, U8, U16, U32, U64,
-  F16, BF16, TF32, FP8E4M3FN, FP8E5M2, F32, F64,
-};
+/// Scalar and element types: the one table of keel/support/ElementTypes.def.
+/// i4 exists only as a tensor dtype.
+using Scalar = ElementType;
 
-std::string_view scalarName(Scalar s);
+inline std::string_view scalarName(Scalar s) { return elementName(s); }
 /// Canonical names plus `int` (i64), `float` (f64) and, for dtypes, `i4`.
 std::optional<Scalar> parseScalarName(std::string_view name);
 
-bool isInteger(Scalar s);
-bool isSigned(Scalar s);
-bool isFloat(Scalar s); ///< every floating format, low precision included
-bool isLowPrecision(Scalar s);
-bool isFp8(Scalar s);
+inline bool isInteger(Scalar s) { return isIntegerElement(s); }
+inline bool isSigned(Scalar s) { return isSignedElement(s); }
+/// Every floating format, low precision included.
+inline bool isFloat(Scalar s) { return isFloatElement(s); }
+inline bool isLowPrecision(Scalar s) { return isLowPrecisionElement(s); }
+inline bool isFp8(Scalar s) { return isFp8Element(s); }
 /// Storage width in bits (i4: 4, bool: 1).
-int bitWidth(Scalar s);
+inline int bitWidth(Scalar s) { return elementBits(s); }
 /// The numerics library's format for a floating scalar.
 fp::Format formatOf(Scalar s);
 
