@@ -50,23 +50,10 @@ namespace {
 
 struct Fail {}; // thrown after an error has been reported
 
-std::optional<fp::Format> formatOf(DType t) {
-  switch (t) {
-  case DType::F16: return fp::Format::F16;
-  case DType::BF16: return fp::Format::BF16;
-  case DType::TF32: return fp::Format::TF32;
-  case DType::FP8E4M3FN: return fp::Format::FP8E4M3FN;
-  case DType::FP8E5M2: return fp::Format::FP8E5M2;
-  case DType::F32: return fp::Format::F32;
-  case DType::F64: return fp::Format::F64;
-  default: return std::nullopt;
-  }
-}
-
 /// The encoding of an integer in an integer dtype (two's complement,
 /// truncated to the width) or a float dtype (rounded once).
 uint64_t encodeInteger(int64_t v, DType t) {
-  if (auto f = formatOf(t))
+  if (auto f = sema::formatOf(t))
     return fp::fromI64(*f, v);
   int bits = encodingBits(t);
   uint64_t u = static_cast<uint64_t>(v);
@@ -651,7 +638,7 @@ private:
       text = b->value ? "1" : "0";
     else
       unsupported(e.span, "a `tensor` element that is not a literal");
-    if (auto f = formatOf(t)) {
+    if (auto f = sema::formatOf(t)) {
       out.push_back(fp::fromDecimal(*f, text).value_or(0)); // one rounding from the decimal
       return;
     }
@@ -675,7 +662,7 @@ private:
       z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
       z ^= z >> 31;
       double u = static_cast<double>(z >> 40) * 0x1p-24;
-      if (auto f = formatOf(t))
+      if (auto f = sema::formatOf(t))
         out.push_back(fp::fromF64(*f, u));
       else
         out.push_back(encodeInteger(static_cast<int64_t>(z >> 40) & 1, t));

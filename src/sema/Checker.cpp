@@ -995,7 +995,7 @@ private:
           .help("mixing integers and floats needs `as`");
       return Type::error();
     }
-    fp::Format f = formatOf(target);
+    fp::Format f = *formatOf(target);
     bool inexact = false;
     std::string text = (negative ? "-" : "") + e.text;
     uint64_t bits = fp::fromDecimal(f, text, &inexact).value_or(0);

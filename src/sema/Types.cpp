@@ -11,7 +11,7 @@ std::optional<Scalar> parseScalarName(std::string_view name) {
   return parseElementType(name);
 }
 
-fp::Format formatOf(Scalar s) {
+std::optional<fp::Format> formatOf(Scalar s) {
   switch (s) {
   case Scalar::F16: return fp::Format::F16;
   case Scalar::BF16: return fp::Format::BF16;
@@ -19,7 +19,8 @@ fp::Format formatOf(Scalar s) {
   case Scalar::FP8E4M3FN: return fp::Format::FP8E4M3FN;
   case Scalar::FP8E5M2: return fp::Format::FP8E5M2;
   case Scalar::F32: return fp::Format::F32;
-  default: return fp::Format::F64;
+  case Scalar::F64: return fp::Format::F64;
+  default: return std::nullopt;
   }
 }
 

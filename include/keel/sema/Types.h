@@ -37,8 +37,9 @@ inline bool isLowPrecision(Scalar s) { return isLowPrecisionElement(s); }
 inline bool isFp8(Scalar s) { return isFp8Element(s); }
 /// Storage width in bits (i4: 4, bool: 1).
 inline int bitWidth(Scalar s) { return elementBits(s); }
-/// The numerics library's format for a floating scalar.
-fp::Format formatOf(Scalar s);
+/// The numerics library's format for a floating scalar; nullopt for the
+/// others.
+std::optional<fp::Format> formatOf(Scalar s);
 
 struct Type {
   enum class Kind : uint8_t {
