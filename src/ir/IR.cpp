@@ -7,12 +7,16 @@
 
 namespace keel::ir {
 
-// The runtime's element type codes are the IR's, in the same order.
-static_assert(static_cast<int>(DType::Bool) == KEEL_PRED && static_cast<int>(DType::I4) == KEEL_I4 &&
-              static_cast<int>(DType::F16) == KEEL_F16 && static_cast<int>(DType::BF16) == KEEL_BF16 &&
-              static_cast<int>(DType::TF32) == KEEL_TF32 && static_cast<int>(DType::FP8E4M3FN) == KEEL_FP8E4M3FN &&
-              static_cast<int>(DType::FP8E5M2) == KEEL_FP8E5M2 && static_cast<int>(DType::F64) == KEEL_F64 &&
-              kNumDTypes == KEEL_NUM_DTYPES);
+// The runtime's element type codes are the table's, in the same order: one
+// check per entry.
+namespace {
+constexpr int KEEL_Bool = KEEL_PRED; // KEEL_##Enum for the Bool row
+#define KEEL_ELEMENT_TYPE(Enum, Spelling, Bits, Kind)                                              \
+  static_assert(static_cast<int>(ElementType::Enum) == KEEL_##Enum, "KeelDType order: " Spelling);
+#include "keel/support/ElementTypes.def"
+#undef KEEL_ELEMENT_TYPE
+static_assert(kNumElementTypes == KEEL_NUM_DTYPES);
+} // namespace
 
 namespace {
 
