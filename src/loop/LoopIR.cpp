@@ -18,6 +18,41 @@ constexpr std::array<std::string_view, 6> kCompare = {"eq", "ne", "lt", "le", "g
 
 std::string_view typeName(Type t) { return kTypeNames[static_cast<size_t>(t)]; }
 
+ExprPtr makeConst(Type t, uint64_t bits) {
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::Const;
+  e->type = t;
+  e->bits = bits;
+  return e;
+}
+
+ExprPtr makeVar(Slot slot, Type t) {
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::Var;
+  e->type = t;
+  e->slot = slot;
+  return e;
+}
+
+ExprPtr makeUnary(UnaryOp op, ExprPtr operand) {
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::Unary;
+  e->unary = op;
+  e->type = operand->type;
+  e->operands.push_back(std::move(operand));
+  return e;
+}
+
+ExprPtr makeBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs) {
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::Binary;
+  e->binary = op;
+  e->type = lhs->type;
+  e->operands.push_back(std::move(lhs));
+  e->operands.push_back(std::move(rhs));
+  return e;
+}
+
 bool isIntegerType(Type t) {
   switch (t) {
   case Type::I8: case Type::I16: case Type::I32: case Type::I64:

@@ -108,13 +108,6 @@ private:
     return 0;
   }
 
-  static ExprPtr constant(Type t, uint64_t bits) {
-    auto e = std::make_unique<loop::Expr>();
-    e->kind = loop::Expr::Kind::Const;
-    e->type = t;
-    e->bits = bits;
-    return e;
-  }
   static uint64_t integerBits(Type t, int64_t v) {
     int bits = typeBits(t);
     uint64_t u = static_cast<uint64_t>(v);
@@ -127,12 +120,10 @@ private:
     switch (e.kind) {
     case ExprKind::Int: out = intLiteral(*e.as<IntExpr>(), type, false); break;
     case ExprKind::Float: out = floatLiteral(*e.as<FloatExpr>(), type); break;
-    case ExprKind::Bool: out = constant(Type::Bool, e.as<BoolExpr>()->value ? 1 : 0); break;
+    case ExprKind::Bool: out = makeConst(Type::Bool, e.as<BoolExpr>()->value ? 1 : 0); break;
     case ExprKind::Name: {
-      out = std::make_unique<loop::Expr>();
-      out->kind = loop::Expr::Kind::Var;
-      out->slot = lookup(e.as<NameExpr>()->name);
-      out->type = f_->slots[out->slot];
+      Slot slot = lookup(e.as<NameExpr>()->name);
+      out = makeVar(slot, f_->slots[slot]);
       break;
     }
     case ExprKind::Unary: {
@@ -147,11 +138,8 @@ private:
           break;
         }
       }
-      out = std::make_unique<loop::Expr>();
-      out->kind = loop::Expr::Kind::Unary;
-      out->unary = u.op == Tok::Minus ? UnaryOp::Neg : u.op == Tok::Bang ? UnaryOp::Not : UnaryOp::BitNot;
-      out->operands.push_back(expr(*u.operand));
-      out->type = out->operands[0]->type;
+      out = makeUnary(u.op == Tok::Minus ? UnaryOp::Neg : u.op == Tok::Bang ? UnaryOp::Not : UnaryOp::BitNot,
+                      expr(*u.operand));
       break;
     }
     case ExprKind::Binary: out = binary(*e.as<BinaryExpr>()); break;
@@ -191,11 +179,11 @@ private:
   ExprPtr intLiteral(const IntExpr &i, Type t, bool negative) {
     uint64_t magnitude = 0;
     std::from_chars(i.text.data(), i.text.data() + i.text.size(), magnitude);
-    return constant(t, integerBits(t, static_cast<int64_t>(negative ? uint64_t{0} - magnitude : magnitude)));
+    return makeConst(t, integerBits(t, static_cast<int64_t>(negative ? uint64_t{0} - magnitude : magnitude)));
   }
   ExprPtr floatLiteral(const FloatExpr &f, Type t) {
     auto it = checked_.floatLiterals.find(&f);
-    return constant(t, it == checked_.floatLiterals.end() ? 0 : it->second);
+    return makeConst(t, it == checked_.floatLiterals.end() ? 0 : it->second);
   }
 
   ExprPtr binary(const BinaryExpr &b) {
@@ -273,17 +261,9 @@ private:
       Slot slot = lookup(a.name);
       ExprPtr value = expr(*a.value);
       if (a.op != Tok::Assign) {
-        auto combined = std::make_unique<loop::Expr>();
-        combined->kind = loop::Expr::Kind::Binary;
-        combined->type = f_->slots[slot];
-        combined->binary = a.op == Tok::PlusAssign ? BinaryOp::Add : a.op == Tok::MinusAssign ? BinaryOp::Sub
-                         : a.op == Tok::StarAssign ? BinaryOp::Mul : BinaryOp::Div;
-        auto current = std::make_unique<loop::Expr>();
-        current->kind = loop::Expr::Kind::Var;
-        current->slot = slot;
-        current->type = f_->slots[slot];
-        combined->operands.push_back(std::move(current));
-        combined->operands.push_back(std::move(value));
+        BinaryOp op = a.op == Tok::PlusAssign ? BinaryOp::Add : a.op == Tok::MinusAssign ? BinaryOp::Sub
+                    : a.op == Tok::StarAssign ? BinaryOp::Mul : BinaryOp::Div;
+        auto combined = makeBinary(op, makeVar(slot, f_->slots[slot]), std::move(value));
         combined->loc = location(s.span);
         value = std::move(combined);
       }
@@ -324,12 +304,7 @@ private:
       auto &w = *s.as<WhileStmt>();
       auto st = make(Stmt::Kind::Loop, s.span);
       auto guard = make(Stmt::Kind::If, w.cond->span);
-      auto negated = std::make_unique<loop::Expr>();
-      negated->kind = loop::Expr::Kind::Unary;
-      negated->unary = UnaryOp::Not;
-      negated->type = Type::Bool;
-      negated->operands.push_back(expr(*w.cond));
-      guard->value = std::move(negated);
+      guard->value = makeUnary(UnaryOp::Not, expr(*w.cond));
       guard->body.push_back(make(Stmt::Kind::Break, w.cond->span));
       st->body.push_back(std::move(guard));
       block(w.body, st->body);

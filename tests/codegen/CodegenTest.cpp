@@ -15,35 +15,12 @@ using namespace keel::loop;
 
 namespace {
 
-ExprPtr var(Slot s, Type t) {
-  auto e = std::make_unique<Expr>();
-  e->kind = Expr::Kind::Var;
-  e->slot = s;
-  e->type = t;
-  return e;
-}
-ExprPtr constant(Type t, uint64_t bits) {
-  auto e = std::make_unique<Expr>();
-  e->kind = Expr::Kind::Const;
-  e->type = t;
-  e->bits = bits;
-  return e;
-}
-ExprPtr binary(BinaryOp op, ExprPtr a, ExprPtr b) {
-  auto e = std::make_unique<Expr>();
-  e->kind = Expr::Kind::Binary;
-  e->binary = op;
-  e->type = a->type;
-  e->operands.push_back(std::move(a));
-  e->operands.push_back(std::move(b));
-  return e;
-}
 ExprPtr load(Type t, Slot ptr, Slot index) {
   auto e = std::make_unique<Expr>();
   e->kind = Expr::Kind::Load;
   e->type = t;
-  e->operands.push_back(var(ptr, Type::Ptr));
-  e->operands.push_back(var(index, Type::I64));
+  e->operands.push_back(makeVar(ptr, Type::Ptr));
+  e->operands.push_back(makeVar(index, Type::I64));
   return e;
 }
 StmtPtr assign(Slot s, ExprPtr v) {
@@ -57,8 +34,8 @@ StmtPtr forLoop(Slot counter, Slot bound, std::vector<StmtPtr> body) {
   auto st = std::make_unique<Stmt>();
   st->kind = Stmt::Kind::For;
   st->slot = counter;
-  st->from = constant(Type::I64, 0);
-  st->to = var(bound, Type::I64);
+  st->from = makeConst(Type::I64, 0);
+  st->to = makeVar(bound, Type::I64);
   st->body = std::move(body);
   return st;
 }
@@ -77,11 +54,11 @@ Module buildModule() {
     f.slots = {Type::Ptr, Type::I64, Type::F64, Type::I64};
     f.params = 2;
     f.result = Type::F64;
-    f.body.push_back(assign(2, constant(Type::F64, 0)));
+    f.body.push_back(assign(2, makeConst(Type::F64, 0)));
     std::vector<StmtPtr> body;
-    body.push_back(assign(2, binary(BinaryOp::Add, var(2, Type::F64), load(Type::F64, 0, 3))));
+    body.push_back(assign(2, makeBinary(BinaryOp::Add, makeVar(2, Type::F64), load(Type::F64, 0, 3))));
     f.body.push_back(forLoop(3, 1, std::move(body)));
-    f.body.push_back(ret(var(2, Type::F64)));
+    f.body.push_back(ret(makeVar(2, Type::F64)));
     m.functions.push_back(std::move(f));
   }
   { // fn twice(p: ptr, n: i64): each f16 element times 2, in place
@@ -92,8 +69,8 @@ Module buildModule() {
     auto store = std::make_unique<Stmt>();
     store->kind = Stmt::Kind::Store;
     store->slot = 0;
-    store->index = var(2, Type::I64);
-    store->value = binary(BinaryOp::Mul, load(Type::F16, 0, 2), constant(Type::F16, 0x4000));
+    store->index = makeVar(2, Type::I64);
+    store->value = makeBinary(BinaryOp::Mul, load(Type::F16, 0, 2), makeConst(Type::F16, 0x4000));
     std::vector<StmtPtr> body;
     body.push_back(std::move(store));
     f.body.push_back(forLoop(2, 1, std::move(body)));
@@ -105,7 +82,7 @@ Module buildModule() {
     f.slots = {Type::I64, Type::I64};
     f.params = 2;
     f.result = Type::I64;
-    f.body.push_back(ret(binary(op, var(0, Type::I64), var(1, Type::I64))));
+    f.body.push_back(ret(makeBinary(op, makeVar(0, Type::I64), makeVar(1, Type::I64))));
     m.functions.push_back(std::move(f));
   }
   return m;
@@ -149,7 +126,7 @@ TEST(CodegenTest, VerifierRejectsIllTypedLoopIR) {
   f.slots = {Type::I64};
   f.params = 1;
   f.result = Type::I64;
-  f.body.push_back(ret(binary(BinaryOp::Add, var(0, Type::I64), constant(Type::F64, 0))));
+  f.body.push_back(ret(makeBinary(BinaryOp::Add, makeVar(0, Type::I64), makeConst(Type::F64, 0))));
   auto brk = std::make_unique<Stmt>();
   brk->kind = Stmt::Kind::Break;
   f.body.push_back(std::move(brk));

@@ -62,6 +62,14 @@ struct Expr {
 };
 using ExprPtr = std::unique_ptr<Expr>;
 
+/// Builders for the common expressions (no location; callers set `loc`).
+ExprPtr makeConst(Type t, uint64_t bits);
+ExprPtr makeVar(Slot slot, Type t);
+/// The result has the operand's type.
+ExprPtr makeUnary(UnaryOp op, ExprPtr operand);
+/// The result has the left operand's type (both operands share it).
+ExprPtr makeBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs);
+
 /// One piece of a print or assert message: literal text or a value.
 struct TextPart {
   std::string text;
