@@ -46,6 +46,16 @@ std::optional<loop::Module> frontEnd(const std::string &command, const std::stri
   return module;
 }
 
+/// JIT-compiles a module the front end accepted; a failure is Keel's bug,
+/// reported as an internal compiler error.
+std::unique_ptr<codegen::Program> compile(const std::string &command, const loop::Module &module) {
+  std::string error;
+  std::unique_ptr<codegen::Program> program = codegen::Program::compile(module, error);
+  if (!program)
+    std::fprintf(stderr, "keel %s: internal compiler error: %s\n", command.c_str(), error.c_str());
+  return program;
+}
+
 struct Parsed {
   OutputOptions output;
   std::string path, emit;
@@ -95,12 +105,10 @@ int runRun(const std::vector<std::string_view> &args) {
     std::fprintf(stderr, "keel run: error: %s has no `fn main`\n", p->path.c_str());
     return 1;
   }
-  std::string error;
-  std::unique_ptr<codegen::Program> program = codegen::Program::compile(*module, error);
-  if (!program) {
-    std::fprintf(stderr, "keel run: internal compiler error: %s\n", error.c_str());
+  std::unique_ptr<codegen::Program> program = compile("run", *module);
+  if (!program)
     return 70;
-  }
+  std::string error;
   std::optional<int64_t> status = program->run("main", error);
   std::fflush(stdout);
   if (!status) {
@@ -117,12 +125,10 @@ int runTest(const std::vector<std::string_view> &args) {
   std::optional<loop::Module> module = frontEnd("test", p->path, p->output);
   if (!module)
     return 1;
-  std::string error;
-  std::unique_ptr<codegen::Program> program = codegen::Program::compile(*module, error);
-  if (!program) {
-    std::fprintf(stderr, "keel test: internal compiler error: %s\n", error.c_str());
+  std::unique_ptr<codegen::Program> program = compile("test", *module);
+  if (!program)
     return 70;
-  }
+  std::string error;
   size_t passed = 0, failed = 0;
   for (const auto &[name, function] : module->tests) {
     std::fflush(stdout);

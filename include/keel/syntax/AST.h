@@ -48,20 +48,26 @@ struct Predicate {
   std::unique_ptr<Dim> lhs, rhs;
 };
 
-//===-- Expressions ------------------------------------------------------===//
-
-enum class ExprKind { Int, Float, Bool, String, Name, Unary, Binary, Cast, Call, Index, Array };
-
-struct Expr {
-  explicit Expr(ExprKind k, Span s) : kind(k), span(s) {}
-  virtual ~Expr() = default;
-  const ExprKind kind;
+/// A node of kind `Kind` with a span; `as<T>()` is the checked downcast to
+/// the subclass whose `kKind` matches.
+template <typename Kind> struct Node {
+  explicit Node(Kind k, Span s) : kind(k), span(s) {}
+  virtual ~Node() = default;
+  const Kind kind;
   Span span;
 
   template <typename T> T *as() { return kind == T::kKind ? static_cast<T *>(this) : nullptr; }
   template <typename T> const T *as() const {
     return kind == T::kKind ? static_cast<const T *>(this) : nullptr;
   }
+};
+
+//===-- Expressions ------------------------------------------------------===//
+
+enum class ExprKind { Int, Float, Bool, String, Name, Unary, Binary, Cast, Call, Index, Array };
+
+struct Expr : Node<ExprKind> {
+  using Node::Node;
 };
 using ExprPtr = std::unique_ptr<Expr>;
 
@@ -150,16 +156,8 @@ struct ArrayExpr : Expr {
 
 enum class StmtKind { Let, Assign, If, For, While, Loop, Break, Continue, Return, Assert, Expr, Block };
 
-struct Stmt {
-  explicit Stmt(StmtKind k, Span s) : kind(k), span(s) {}
-  virtual ~Stmt() = default;
-  const StmtKind kind;
-  Span span;
-
-  template <typename T> T *as() { return kind == T::kKind ? static_cast<T *>(this) : nullptr; }
-  template <typename T> const T *as() const {
-    return kind == T::kKind ? static_cast<const T *>(this) : nullptr;
-  }
+struct Stmt : Node<StmtKind> {
+  using Node::Node;
 };
 using StmtPtr = std::unique_ptr<Stmt>;
 
