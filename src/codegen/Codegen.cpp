@@ -2,6 +2,7 @@
 #include "keel/codegen/Codegen.h"
 
 #include "keel/numerics/Helpers.h"
+#include "keel/numerics/Math.h"
 #include "keel/runtime/Print.h"
 
 #include <llvm/ExecutionEngine/Orc/AbsoluteSymbols.h>
@@ -11,6 +12,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -33,7 +35,7 @@ const char *formatName(Type t) {
   default: return nullptr;
   }
 }
-bool isLowPrecision(Type t) { return formatName(t) != nullptr; }
+bool isLowPrecision(Type t) { return loop::isLowPrecisionType(t); }
 int formatIndex(Type t) { // keel::fp::Format order
   switch (t) {
   case Type::F16: return 0;
@@ -49,6 +51,13 @@ public:
   Emitter(llvm::LLVMContext &ctx, llvm::Module &m, const loop::Module &lm) : ctx_(ctx), m_(m), lm_(lm), b_(ctx) {}
 
   void run() {
+    for (const std::vector<uint8_t> &bytes : lm_.constants) {
+      auto *init = llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<uint8_t>(bytes));
+      auto *g = new llvm::GlobalVariable(m_, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init,
+                                         "keel.const");
+      g->setAlignment(llvm::Align(64));
+      constants_.push_back(g);
+    }
     for (const loop::Function &f : lm_.functions)
       declare(f);
     for (const loop::Function &f : lm_.functions)
@@ -209,6 +218,9 @@ private:
       b_.CreateStore(value, b_.CreateGEP(carrier(s.value->type), base, index));
       return;
     }
+    case loop::Stmt::Kind::Free:
+      callHelper("keel_rt_free", b_.getVoidTy(), {b_.CreateLoad(b_.getPtrTy(), slots_[s.slot])});
+      return;
     case loop::Stmt::Kind::Print:
       text(s.text);
       b_.CreateCall(helper("keel_rt_print_end", b_.getVoidTy(), {}));
@@ -276,6 +288,15 @@ private:
       llvm::Value *base = expr(*e.operands[0]), *index = expr(*e.operands[1]);
       return b_.CreateLoad(carrier(e.type), b_.CreateGEP(carrier(e.type), base, index));
     }
+    case loop::Expr::Kind::Select: {
+      llvm::Value *c = expr(*e.operands[0]), *a = expr(*e.operands[1]), *b = expr(*e.operands[2]);
+      return b_.CreateSelect(c, a, b);
+    }
+    case loop::Expr::Kind::Global: return constants_[e.bits];
+    case loop::Expr::Kind::Alloc:
+      return callHelper("keel_rt_alloc", b_.getPtrTy(),
+                        {expr(*e.operands[0]), b_.CreateGlobalString(e.loc.file), b_.getInt32(e.loc.line),
+                         b_.getInt32(e.loc.column)});
     case loop::Expr::Kind::Call: {
       std::vector<llvm::Value *> args;
       for (const loop::ExprPtr &o : e.operands)
@@ -293,13 +314,36 @@ private:
     case loop::UnaryOp::Neg:
       if (loop::isIntegerType(t))
         return b_.CreateSub(llvm::ConstantInt::get(carrier(t), 0), v); // wraps: -MIN == MIN
-      if (t == Type::F16 || t == Type::BF16)
-        return b_.CreateXor(v, b_.getInt16(0x8000)); // IEEE negate: the sign bit
+      if (carrier(t)->isIntegerTy()) // f16, bf16, fp8 in integer carriers: the sign bit
+        return b_.CreateXor(v, llvm::ConstantInt::get(carrier(t), llvm::APInt::getSignMask(loop::typeBits(t))));
       return b_.CreateFNeg(v);
+    case loop::UnaryOp::Abs:
+      if (loop::isIntegerType(t)) { // wrapping: abs(MIN) == MIN
+        if (!loop::isSignedType(t))
+          return v;
+        llvm::Value *negative = b_.CreateICmpSLT(v, llvm::ConstantInt::get(carrier(t), 0));
+        return b_.CreateSelect(negative, b_.CreateSub(llvm::ConstantInt::get(carrier(t), 0), v), v);
+      }
+      if (carrier(t)->isIntegerTy())
+        return b_.CreateAnd(v, llvm::ConstantInt::get(carrier(t), ~llvm::APInt::getSignMask(loop::typeBits(t))));
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v);
     case loop::UnaryOp::Not: return b_.CreateXor(v, llvm::ConstantInt::get(carrier(t), 1));
     case loop::UnaryOp::BitNot: return b_.CreateNot(v);
+    case loop::UnaryOp::Sqrt: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, v); // IEEE, exact rounding
+    case loop::UnaryOp::Exp: return math("exp", v, t);
+    case loop::UnaryOp::Log: return math("log", v, t);
+    case loop::UnaryOp::Tanh: return math("tanh", v, t);
+    case loop::UnaryOp::Sigmoid: return math("sigmoid", v, t);
+    case loop::UnaryOp::Silu: return math("silu", v, t);
+    case loop::UnaryOp::Gelu: return math("gelu", v, t);
+    case loop::UnaryOp::Rsqrt: return math("rsqrt", v, t);
     }
     return v;
+  }
+
+  /// keel/numerics/Math.h's function NAME on f32 or f64.
+  llvm::Value *math(const char *name, llvm::Value *v, Type t) {
+    return callHelper(std::string("keel_") + name + (t == Type::F32 ? "_f32" : "_f64"), carrier(t), {v});
   }
 
   llvm::Value *binary(const loop::Expr &e) {
@@ -336,6 +380,8 @@ private:
       case Op::Sub: return b_.CreateFSub(l, r);
       case Op::Mul: return b_.CreateFMul(l, r);
       case Op::Div: return b_.CreateFDiv(l, r);
+      case Op::Pow: return callHelper(t == Type::F32 ? "keel_pow_f32" : "keel_pow_f64", carrier(t), {l, r});
+      case Op::Min: case Op::Max: return minMax(e.binary == Op::Max, l, r, t);
       default: return b_.CreateFRem(l, r); // fmod
       }
     }
@@ -348,6 +394,8 @@ private:
     case Op::And: return b_.CreateAnd(l, r);
     case Op::Or: return b_.CreateOr(l, r);
     case Op::Xor: return b_.CreateXor(l, r);
+    case Op::Min: return b_.CreateSelect(isSigned ? b_.CreateICmpSLT(r, l) : b_.CreateICmpULT(r, l), r, l);
+    case Op::Max: return b_.CreateSelect(isSigned ? b_.CreateICmpSGT(r, l) : b_.CreateICmpUGT(r, l), r, l);
     case Op::Div:
     case Op::Rem: {
       // x / 0 = 0 and x % 0 = x; MIN / -1 = MIN and MIN % -1 = 0.
@@ -367,6 +415,20 @@ private:
     }
     default: return nullptr;
     }
+  }
+
+  /// IEEE 754-2019 maximum / minimum: a NaN operand is the result (the
+  /// first NaN, payload kept), -0 < +0, otherwise the larger / smaller.
+  llvm::Value *minMax(bool max, llvm::Value *l, llvm::Value *r, Type t) {
+    llvm::Type *bitsType = b_.getIntNTy(loop::typeBits(t));
+    llvm::Value *lNaN = b_.CreateFCmpUNO(l, l), *rNaN = b_.CreateFCmpUNO(r, r);
+    llvm::Value *lWins = max ? b_.CreateFCmpOGT(l, r) : b_.CreateFCmpOLT(l, r);
+    // Equal (zeros of either sign included): max takes the one without a sign bit.
+    llvm::Value *lSign = b_.CreateICmpSLT(b_.CreateBitCast(l, bitsType), llvm::ConstantInt::get(bitsType, 0));
+    llvm::Value *tie = b_.CreateFCmpOEQ(l, r);
+    llvm::Value *tieL = max ? b_.CreateNot(lSign) : lSign;
+    llvm::Value *pick = b_.CreateSelect(tie, b_.CreateSelect(tieL, l, r), b_.CreateSelect(lWins, l, r));
+    return b_.CreateSelect(lNaN, l, b_.CreateSelect(rNaN, r, pick));
   }
 
   llvm::Value *compare(const loop::Expr &e) {
@@ -443,6 +505,7 @@ private:
   llvm::Function *fn_ = nullptr;
   const loop::Function *lf_ = nullptr;
   std::vector<llvm::AllocaInst *> slots_;
+  std::vector<llvm::GlobalVariable *> constants_;
   std::vector<LoopTargets> loops_;
 };
 
@@ -487,6 +550,14 @@ llvm::orc::SymbolMap helperSymbols(llvm::orc::LLJIT &jit) {
   add("keel_rt_assert_begin", &keel_rt_assert_begin);
   add("keel_rt_assert_fail", &keel_rt_assert_fail);
   add("keel_rt_internal_error", &keel_rt_internal_error);
+  add("keel_rt_alloc", &keel_rt_alloc);
+  add("keel_rt_free", &keel_rt_free);
+#define KEEL_BIND_MATH(NAME)                                                   \
+  add("keel_" #NAME "_f32", &keel_##NAME##_f32);                               \
+  add("keel_" #NAME "_f64", &keel_##NAME##_f64);
+  KEEL_MATH_UNARY(KEEL_BIND_MATH)
+  KEEL_BIND_MATH(pow)
+#undef KEEL_BIND_MATH
   return symbols;
 }
 
@@ -508,6 +579,39 @@ bool checkLLVM(const loop::Module &m, std::string &problems) {
   return !llvm::verifyModule(*module, &os);
 }
 
+namespace {
+/// LLVM's standard -O2 pipeline for this machine. It changes no result: the
+/// IR has no fast-math flags and no fmuladd, so floating-point operations
+/// are neither reassociated nor contracted.
+bool optimize(llvm::Module &module, std::string &error) {
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) {
+    error = llvm::toString(builder.takeError());
+    return false;
+  }
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+  auto machine = builder->createTargetMachine();
+  if (!machine) {
+    error = llvm::toString(machine.takeError());
+    return false;
+  }
+  module.setDataLayout((*machine)->createDataLayout());
+  module.setTargetTriple((*machine)->getTargetTriple());
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder passes(machine->get());
+  passes.registerModuleAnalyses(mam);
+  passes.registerCGSCCAnalyses(cgam);
+  passes.registerFunctionAnalyses(fam);
+  passes.registerLoopAnalyses(lam);
+  passes.crossRegisterProxies(lam, fam, cgam, mam);
+  passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(module, mam);
+  return true;
+}
+} // namespace
+
 struct Program::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;
 };
@@ -526,6 +630,8 @@ std::unique_ptr<Program> Program::compile(const loop::Module &m, std::string &er
     error = "LLVM rejected the generated module: " + problems;
     return nullptr;
   }
+  if (!optimize(*module, error))
+    return nullptr;
   auto jit = llvm::orc::LLJITBuilder().create();
   if (!jit) {
     error = llvm::toString(jit.takeError());

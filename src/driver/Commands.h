@@ -8,7 +8,13 @@
 #ifndef KEEL_DRIVER_COMMANDS_H
 #define KEEL_DRIVER_COMMANDS_H
 
+#include "Output.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace keel::driver {
@@ -26,6 +32,17 @@ int runOpt(const std::vector<std::string_view> &args);
 int runRun(const std::vector<std::string_view> &args);
 int runTest(const std::vector<std::string_view> &args);
 int runEmit(const std::vector<std::string_view> &args);
+
+/// `keel run FILE --entry F --arg NAME=SPEC... [--bind N=4] [--out DIR]`:
+/// a tensor function on the CPU oracle (RunTensor.cpp).
+struct TensorRunOptions {
+  OutputOptions output;
+  std::string path, entry, outDir;
+  std::vector<std::pair<std::string, std::string>> args; ///< NAME, then a .npy path or random:SEED
+  std::map<std::string, int64_t> bindings;
+  std::vector<std::string> paramNames; ///< filled from the source
+};
+int runTensorEntry(TensorRunOptions options);
 
 /// `keel fp ...`: the numerics library at the command line.
 int runFp(const std::vector<std::string_view> &args);

@@ -58,10 +58,8 @@ int runOpt(const std::vector<std::string_view> &args) {
   DiagnosticEngine diags(sources);
   std::optional<ir::Module> module = ir::parse(sources, *file, diags);
   if (module) {
-    for (const ir::VerifierError &e : ir::verify(*module)) {
-      Span at = e.op && e.op->textSpan.valid() ? e.op->textSpan : e.function ? e.function->textSpan : Span{};
-      diags.error(code::E0301, at, e.message);
-    }
+    for (const ir::VerifierError &e : ir::verify(*module))
+      diags.error(code::E0301, e.where(), e.message);
   }
   report(sources, diags, output);
   if (diags.errorCount() > 0)

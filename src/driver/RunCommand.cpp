@@ -10,6 +10,7 @@
 #include "Output.h"
 
 #include "keel/codegen/Codegen.h"
+#include "keel/ir/Builder.h"
 #include "keel/loop/Lower.h"
 #include "keel/sema/Checker.h"
 #include "keel/syntax/Parser.h"
@@ -59,6 +60,7 @@ std::unique_ptr<codegen::Program> compile(const std::string &command, const loop
 struct Parsed {
   OutputOptions output;
   std::string path, emit;
+  TensorRunOptions tensor; ///< keel run --entry
 };
 
 std::optional<Parsed> parseArgs(const std::string &command, const std::vector<std::string_view> &args, bool emit) {
@@ -73,8 +75,40 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
       std::fprintf(stderr, "keel %s: error: %s\n", command.c_str(), error.c_str());
       return std::nullopt;
     }
+    bool run = command == "run";
     if (emit && (a == "--llvm" || a == "--loop"))
       p.emit = std::string(a.substr(2));
+    else if (run && (a == "--entry" || a == "--arg" || a == "--out" || a == "--bind")) {
+      if (i + 1 == args.size()) {
+        std::fprintf(stderr, "keel run: error: %.*s needs a value\n", static_cast<int>(a.size()), a.data());
+        return std::nullopt;
+      }
+      std::string value(args[++i]);
+      if (a == "--entry")
+        p.tensor.entry = value;
+      else if (a == "--out")
+        p.tensor.outDir = value;
+      else if (a == "--arg") {
+        size_t eq = value.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == value.size()) {
+          std::fprintf(stderr, "keel run: error: --arg takes NAME=FILE.npy or NAME=random:SEED, not '%s'\n",
+                       value.c_str());
+          return std::nullopt;
+        }
+        p.tensor.args.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+      } else {
+        auto bindings = ir::parseBindings(value, error);
+        if (!bindings) {
+          std::fprintf(stderr, "keel run: error: --bind %s\n", error.c_str());
+          return std::nullopt;
+        }
+        for (const auto &[name, size] : *bindings)
+          if (!p.tensor.bindings.emplace(name, size).second) {
+            std::fprintf(stderr, "keel run: error: --bind: '%s' is bound twice\n", name.c_str());
+            return std::nullopt;
+          }
+      }
+    }
     else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "keel %s: error: unknown option '%.*s'\n", command.c_str(), static_cast<int>(a.size()), a.data());
       return std::nullopt;
@@ -85,8 +119,14 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
       return std::nullopt;
     }
   }
+  bool tensorOptions = !p.tensor.args.empty() || !p.tensor.outDir.empty() || !p.tensor.bindings.empty();
+  if (tensorOptions && p.tensor.entry.empty()) {
+    std::fprintf(stderr, "keel run: error: --arg, --bind and --out go with --entry F\n");
+    return std::nullopt;
+  }
   if (p.path.empty() || (emit && p.emit.empty())) {
-    std::fprintf(stderr, "usage: keel %s%s FILE\n", command.c_str(), emit ? " --llvm|--loop" : "");
+    std::fprintf(stderr, "usage: keel %s%s FILE%s\n", command.c_str(), emit ? " --llvm|--loop" : "",
+                 command == "run" ? " [--entry F --arg NAME=FILE.npy|NAME=random:SEED... [--bind N=4] [--out DIR]]" : "");
     return std::nullopt;
   }
   return p;
@@ -98,6 +138,11 @@ int runRun(const std::vector<std::string_view> &args) {
   std::optional<Parsed> p = parseArgs("run", args, false);
   if (!p)
     return 2;
+  if (!p->tensor.entry.empty()) {
+    p->tensor.path = p->path;
+    p->tensor.output = p->output;
+    return runTensorEntry(std::move(p->tensor));
+  }
   std::optional<loop::Module> module = frontEnd("run", p->path, p->output);
   if (!module)
     return 1;

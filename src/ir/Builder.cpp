@@ -60,6 +60,72 @@ uint64_t encodeInteger(int64_t v, DType t) {
   return bits == 64 ? u : u & ((uint64_t{1} << bits) - 1);
 }
 
+/// The variable a parameter dimension is, when it is a lone variable.
+std::optional<std::string> loneVariable(const sema::Dim &p) {
+  if (p.terms().size() == 1 && p.constantTerm() == 0 && p.terms()[0].second == 1 &&
+      p.terms()[0].first.kind == sema::DimAtom::Kind::Var)
+    return p.terms()[0].first.name;
+  return std::nullopt;
+}
+
+} // namespace
+
+std::vector<uint64_t> randomEncodings(uint64_t seed, int64_t count, DType t) {
+  std::vector<uint64_t> out;
+  uint64_t state = seed;
+  for (int64_t k = 0; k < count; ++k) {
+    state += 0x9E3779B97F4A7C15ull;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    double u = static_cast<double>(z >> 40) * 0x1p-24;
+    if (auto f = sema::formatOf(t))
+      out.push_back(fp::fromF64(*f, u));
+    else
+      out.push_back(encodeInteger(static_cast<int64_t>(z >> 40) & 1, t));
+  }
+  return out;
+}
+
+bool bindFromShapes(const sema::CheckedProgram &checked, const std::string &entry,
+                    const std::vector<std::optional<std::vector<int64_t>>> &shapes,
+                    std::map<std::string, int64_t> &bindings, std::string &error) {
+  auto it = checked.functions.find(entry);
+  if (it == checked.functions.end()) {
+    error = "there is no function `" + entry + "`";
+    return false;
+  }
+  const sema::FunctionSig &s = it->second;
+  const syntax::FunctionDecl &decl = *s.decl;
+  for (size_t i = 0; i < shapes.size() && i < s.params.size(); ++i) {
+    if (!shapes[i])
+      continue;
+    const std::string &param = decl.params[i].name;
+    const std::vector<sema::Dim> &dims = s.params[i].dims;
+    if (dims.size() != shapes[i]->size()) {
+      error = "`" + param + "` has rank " + std::to_string(dims.size()) + " but the argument has rank " +
+              std::to_string(shapes[i]->size());
+      return false;
+    }
+    for (size_t d = 0; d < dims.size(); ++d) {
+      std::optional<std::string> var = loneVariable(dims[d]);
+      if (!var)
+        continue;
+      int64_t size = (*shapes[i])[d];
+      auto [at, fresh] = bindings.emplace(*var, size);
+      if (!fresh && at->second != size) {
+        error = "`" + *var + "` is " + std::to_string(at->second) + " from an earlier argument but " +
+                std::to_string(size) + " from `" + param + "` (dimension " + std::to_string(d) + ")";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+namespace {
+
 class Builder {
 public:
   Builder(const SourceManager &sources, const Program &program, const sema::CheckedProgram &checked,
@@ -571,7 +637,7 @@ private:
     }
     if (c.callee == "random") {
       const Expr *seed = named(c, "seed");
-      return constant(randomValues(seed ? static_cast<uint64_t>(intOf(*seed)) : 0,
+      return constant(randomEncodings(seed ? static_cast<uint64_t>(intOf(*seed)) : 0,
                                    result.elementCount().value_or(0), result.dtype),
                       result, c.span);
     }
@@ -579,7 +645,7 @@ private:
   }
 
   ValueId reduce(const CallExpr &c, Combiner combiner, ValueId input, const TensorType &result) {
-    const TensorType &in = type(input);
+    const TensorType in = type(input); // a copy: emit() below grows the value table
     std::vector<int64_t> axes = axesOf(c);
     bool lowPrecision = isFloatType(in.dtype) && in.dtype != DType::F32 && in.dtype != DType::F64;
     DType acc = result.dtype;
@@ -649,27 +715,6 @@ private:
     out.push_back(t == DType::Bool ? (v != 0) : encodeInteger(v, t));
   }
 
-  /// `random`: SplitMix64 from the seed; element k takes the k-th output's
-  /// top 24 bits as a multiple of 2^-24 in [0, 1), exact in every float type
-  /// with 24 or more bits and rounded once (to nearest even) otherwise.
-  static std::vector<uint64_t> randomValues(uint64_t seed, int64_t count, DType t) {
-    std::vector<uint64_t> out;
-    uint64_t state = seed;
-    for (int64_t k = 0; k < count; ++k) {
-      state += 0x9E3779B97F4A7C15ull;
-      uint64_t z = state;
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-      z ^= z >> 31;
-      double u = static_cast<double>(z >> 40) * 0x1p-24;
-      if (auto f = sema::formatOf(t))
-        out.push_back(fp::fromF64(*f, u));
-      else
-        out.push_back(encodeInteger(static_cast<int64_t>(z >> 40) & 1, t));
-    }
-    return out;
-  }
-
   ValueId userCall(const CallExpr &c, const FunctionDecl &fn) {
     const sema::FunctionSig &s = sig(fn);
     std::vector<ValueId> args;
@@ -679,12 +724,9 @@ private:
       ValueId v = value(*a.value);
       args.push_back(v);
       if (i < s.params.size())
-        for (size_t d = 0; d < s.params[i].dims.size(); ++d) {
-          const sema::Dim &p = s.params[i].dims[d];
-          if (p.terms().size() == 1 && p.constantTerm() == 0 && p.terms()[0].second == 1 &&
-              p.terms()[0].first.kind == sema::DimAtom::Kind::Var)
-            bindings.emplace(p.terms()[0].first.name, type(v).shape[d]);
-        }
+        for (size_t d = 0; d < s.params[i].dims.size(); ++d)
+          if (std::optional<std::string> var = loneVariable(s.params[i].dims[d]))
+            bindings.emplace(*var, type(v).shape[d]);
       ++i;
     }
     std::string callee = instantiate(fn, bindings, c.span, false);

@@ -10,13 +10,24 @@ namespace {
 constexpr std::array<std::string_view, 18> kTypeNames = {
     "void", "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
     "f16", "bf16", "tf32", "fp8e4m3fn", "fp8e5m2", "f32", "f64", "ptr"};
-constexpr std::array<std::string_view, 10> kBinary = {"add", "sub", "mul", "div", "rem",
-                                                      "and", "or", "xor", "land", "lor"};
-constexpr std::array<std::string_view, 3> kUnary = {"neg", "not", "bitnot"};
+constexpr std::array<std::string_view, 13> kBinary = {"add", "sub", "mul", "div", "rem", "and", "or",
+                                                      "xor", "land", "lor", "pow", "min", "max"};
+constexpr std::array<std::string_view, 12> kUnary = {"neg", "not",     "bitnot", "abs",  "exp",  "log",
+                                                     "tanh", "sigmoid", "silu",   "gelu", "sqrt", "rsqrt"};
 constexpr std::array<std::string_view, 6> kCompare = {"eq", "ne", "lt", "le", "gt", "ge"};
 } // namespace
 
 std::string_view typeName(Type t) { return kTypeNames[static_cast<size_t>(t)]; }
+
+bool isMathOp(UnaryOp op) {
+  switch (op) {
+  case UnaryOp::Neg: case UnaryOp::Not: case UnaryOp::BitNot: case UnaryOp::Abs: return false;
+  case UnaryOp::Exp: case UnaryOp::Log: case UnaryOp::Tanh: case UnaryOp::Sigmoid: case UnaryOp::Silu:
+  case UnaryOp::Gelu: case UnaryOp::Sqrt: case UnaryOp::Rsqrt:
+    return true;
+  }
+  return false;
+}
 
 ExprPtr makeConst(Type t, uint64_t bits) {
   auto e = std::make_unique<Expr>();
@@ -53,6 +64,54 @@ ExprPtr makeBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs) {
   return e;
 }
 
+ExprPtr makeCompare(CompareOp op, ExprPtr lhs, ExprPtr rhs) {
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::Compare;
+  e->compare = op;
+  e->type = Type::Bool;
+  e->operands.push_back(std::move(lhs));
+  e->operands.push_back(std::move(rhs));
+  return e;
+}
+
+ExprPtr makeCast(ExprPtr operand, Type to) {
+  if (operand->type == to)
+    return operand;
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::Cast;
+  e->type = to;
+  e->operands.push_back(std::move(operand));
+  return e;
+}
+
+ExprPtr makeSelect(ExprPtr cond, ExprPtr a, ExprPtr b) {
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::Select;
+  e->type = a->type;
+  e->operands.push_back(std::move(cond));
+  e->operands.push_back(std::move(a));
+  e->operands.push_back(std::move(b));
+  return e;
+}
+
+ExprPtr makeLoad(Type t, ExprPtr ptr, ExprPtr index) {
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::Load;
+  e->type = t;
+  e->operands.push_back(std::move(ptr));
+  e->operands.push_back(std::move(index));
+  return e;
+}
+
+ExprPtr makeCall(std::string callee, Type result, std::vector<ExprPtr> args) {
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::Call;
+  e->callee = std::move(callee);
+  e->type = result;
+  e->operands = std::move(args);
+  return e;
+}
+
 bool isIntegerType(Type t) {
   switch (t) {
   case Type::I8: case Type::I16: case Type::I32: case Type::I64:
@@ -74,6 +133,7 @@ bool isFloatType(Type t) {
     return false;
   }
 }
+bool isLowPrecisionType(Type t) { return isFloatType(t) && t != Type::F32 && t != Type::F64; }
 int typeBits(Type t) {
   switch (t) {
   case Type::Void: return 0;
@@ -129,6 +189,10 @@ private:
     case Expr::Kind::Cast: return "(cast " + expr(*e.operands[0]) + " to " + std::string(typeName(e.type)) + ")";
     case Expr::Kind::Load:
       return "(load." + std::string(typeName(e.type)) + " " + expr(*e.operands[0]) + "[" + expr(*e.operands[1]) + "])";
+    case Expr::Kind::Select:
+      return "(select " + expr(*e.operands[0]) + ", " + expr(*e.operands[1]) + ", " + expr(*e.operands[2]) + ")";
+    case Expr::Kind::Global: return "@const." + std::to_string(e.bits);
+    case Expr::Kind::Alloc: return "(alloc " + expr(*e.operands[0]) + ")";
     case Expr::Kind::Call: {
       std::string s = "call @" + e.callee + "(";
       for (size_t i = 0; i < e.operands.size(); ++i)
@@ -192,10 +256,36 @@ private:
         out += pad + "store." + std::string(typeName(s->value->type)) + " %" + std::to_string(s->slot) + "[" +
                expr(*s->index) + "] = " + expr(*s->value) + "\n";
         break;
+      case Stmt::Kind::Free: out += pad + "free %" + std::to_string(s->slot) + "\n"; break;
       }
     }
   }
 };
+
+/// Which operations code generation implements on which types.
+bool unaryDefined(UnaryOp op, Type t) {
+  switch (op) {
+  case UnaryOp::Neg: case UnaryOp::Abs: return isIntegerType(t) || isFloatType(t);
+  case UnaryOp::Not: return t == Type::Bool;
+  case UnaryOp::BitNot: return isIntegerType(t);
+  case UnaryOp::Exp: case UnaryOp::Log: case UnaryOp::Tanh: case UnaryOp::Sigmoid: case UnaryOp::Silu:
+  case UnaryOp::Gelu: case UnaryOp::Sqrt: case UnaryOp::Rsqrt:
+    return t == Type::F32 || t == Type::F64;
+  }
+  return false;
+}
+bool binaryDefined(BinaryOp op, Type t) {
+  switch (op) {
+  case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Div:
+    return isIntegerType(t) || (isFloatType(t) && t != Type::FP8E4M3FN && t != Type::FP8E5M2);
+  case BinaryOp::Rem: case BinaryOp::Min: case BinaryOp::Max:
+    return isIntegerType(t) || t == Type::F32 || t == Type::F64;
+  case BinaryOp::And: case BinaryOp::Or: case BinaryOp::Xor: return isIntegerType(t) || t == Type::Bool;
+  case BinaryOp::LogicalAnd: case BinaryOp::LogicalOr: return t == Type::Bool;
+  case BinaryOp::Pow: return t == Type::F32 || t == Type::F64;
+  }
+  return false;
+}
 
 class Verifier {
 public:
@@ -231,10 +321,26 @@ private:
     case Expr::Kind::Unary:
       if (arity(1) && ops[0] != e.type)
         problem("unary operand type differs from its result");
+      else if (!unaryDefined(e.unary, e.type))
+        problem(std::string(kUnary[static_cast<size_t>(e.unary)]) + " is not defined on " + std::string(typeName(e.type)));
       break;
     case Expr::Kind::Binary:
       if (arity(2) && (ops[0] != e.type || ops[1] != e.type))
         problem("binary operands must have the result's type (" + std::string(typeName(e.type)) + ")");
+      else if (!binaryDefined(e.binary, e.type))
+        problem(std::string(kBinary[static_cast<size_t>(e.binary)]) + " is not defined on " + std::string(typeName(e.type)));
+      break;
+    case Expr::Kind::Select:
+      if (arity(3) && (ops[0] != Type::Bool || ops[1] != e.type || ops[2] != e.type))
+        problem("a select needs a bool and two operands of its type");
+      break;
+    case Expr::Kind::Global:
+      if (e.bits >= m_.constants.size() || e.type != Type::Ptr)
+        problem("a global names no constant data, or is not a ptr");
+      break;
+    case Expr::Kind::Alloc:
+      if (arity(1) && (ops[0] != Type::I64 || e.type != Type::Ptr))
+        problem("an alloc takes an i64 byte count and gives a ptr");
       break;
     case Expr::Kind::Compare:
       if (arity(2) && (ops[0] != ops[1] || e.type != Type::Bool))
@@ -244,7 +350,7 @@ private:
       arity(1);
       break;
     case Expr::Kind::Load:
-      if (arity(2) && (ops[0] != Type::Ptr || ops[1] != Type::I64 || e.type == Type::Void || e.type == Type::Ptr))
+      if (arity(2) && (ops[0] != Type::Ptr || ops[1] != Type::I64 || e.type == Type::Void))
         problem("a load needs a ptr, an i64 index and an element type");
       break;
     case Expr::Kind::Call: {
@@ -308,6 +414,10 @@ private:
           problem("a store needs a ptr variable, an i64 index and an element value");
         break;
       }
+      case Stmt::Kind::Free:
+        if (s->slot >= f_->slots.size() || f_->slots[s->slot] != Type::Ptr)
+          problem("`free` of a variable that is not a ptr");
+        break;
       case Stmt::Kind::Print:
         for (const TextPart &p : s->text)
           if (p.value)

@@ -144,12 +144,7 @@ private:
     }
     case ExprKind::Binary: out = binary(*e.as<BinaryExpr>()); break;
     case ExprKind::Cast: {
-      out = std::make_unique<loop::Expr>();
-      out->kind = loop::Expr::Kind::Cast;
-      out->type = type;
-      out->operands.push_back(expr(*e.as<CastExpr>()->operand));
-      if (out->operands[0]->type == type)
-        out = std::move(out->operands[0]);
+      out = makeCast(expr(*e.as<CastExpr>()->operand), type);
       break;
     }
     case ExprKind::Call: {
@@ -159,12 +154,10 @@ private:
         unsupported(e.span, "`" + c.callee + "`");
       if (!isScalarSignature(it->second))
         unsupported(e.span, "calling the tensor function `" + c.callee + "`");
-      out = std::make_unique<loop::Expr>();
-      out->kind = loop::Expr::Kind::Call;
-      out->callee = c.callee;
-      out->type = typeOf(it->second.result);
+      std::vector<ExprPtr> args;
       for (const Arg &a : c.args)
-        out->operands.push_back(expr(*a.value));
+        args.push_back(expr(*a.value));
+      out = makeCall(c.callee, typeOf(it->second.result), std::move(args));
       break;
     }
     case ExprKind::String:

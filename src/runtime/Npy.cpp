@@ -252,6 +252,13 @@ std::string_view dtypeName(KeelDType t) {
   return static_cast<unsigned>(t) < KEEL_NUM_DTYPES ? kNames[t] : "?";
 }
 
+Tensor Tensor::toRowMajor() const {
+  Tensor t = *this;
+  t.data = rowMajorBytes(*this);
+  t.minorToMajor = rowMajor(shape.size());
+  return t;
+}
+
 Tensor Tensor::make(KeelDType dtype, std::vector<int64_t> shape) {
   Tensor t;
   t.dtype = dtype;

@@ -26,6 +26,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace keel::ir {
 
@@ -37,6 +38,21 @@ struct BuildRequest {
 /// Parses `B=2,S=8` (also several --bind flags joined by commas); nullopt
 /// with `error` set when malformed.
 std::optional<std::map<std::string, int64_t>> parseBindings(std::string_view text, std::string &error);
+
+/// The shape variables that argument shapes give `entry`: each parameter
+/// dimension that is a lone variable takes the argument's size (an empty
+/// `shapes[i]`: that argument does not say). Existing `bindings` count as
+/// earlier arguments. False, with `error` naming the parameter, when a rank
+/// differs or a variable would get two sizes.
+bool bindFromShapes(const sema::CheckedProgram &checked, const std::string &entry,
+                    const std::vector<std::optional<std::vector<int64_t>>> &shapes,
+                    std::map<std::string, int64_t> &bindings, std::string &error);
+
+/// `random(..., seed: s)`'s elements: SplitMix64 from the seed; element k
+/// takes the k-th output's top 24 bits as a multiple of 2^-24 in [0, 1),
+/// exact in every float type with 24 or more bits and rounded once (to
+/// nearest even) otherwise; integer types take its lowest bit.
+std::vector<uint64_t> randomEncodings(uint64_t seed, int64_t count, DType t);
 
 std::optional<Module> build(const SourceManager &sources, const syntax::Program &program,
                             const sema::CheckedProgram &checked, const BuildRequest &request,

@@ -28,6 +28,10 @@ struct VerifierError {
   const Function *function = nullptr;
   const Op *op = nullptr; ///< null for function-level problems
   std::string message;
+  /// Where in IR text the problem is (the op's, else the function's span).
+  Span where() const {
+    return op && op->textSpan.valid() ? op->textSpan : function ? function->textSpan : Span{};
+  }
 };
 
 std::vector<VerifierError> verify(const Module &m);

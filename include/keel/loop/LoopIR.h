@@ -32,10 +32,16 @@ std::string_view typeName(Type t);
 bool isIntegerType(Type t);
 bool isSignedType(Type t);
 bool isFloatType(Type t); ///< every floating format, low precision included
+bool isLowPrecisionType(Type t); ///< f16 bf16 tf32 fp8e4m3fn fp8e5m2
 int typeBits(Type t);     ///< width of the value (bool 1)
 
-enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Rem, And, Or, Xor, LogicalAnd, LogicalOr };
-enum class UnaryOp : uint8_t { Neg, Not, BitNot };
+/// Min and Max are IEEE 754-2019 minimum/maximum on floats (a NaN operand
+/// gives that NaN; -0 < +0); Pow is keel/numerics/Math.h's (f32, f64).
+enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Rem, And, Or, Xor, LogicalAnd, LogicalOr, Pow, Min, Max };
+/// Abs clears a float's sign bit and is wrapping on integers (abs(MIN) ==
+/// MIN); the math codes (f32, f64 only) are keel/numerics/Math.h's.
+enum class UnaryOp : uint8_t { Neg, Not, BitNot, Abs, Exp, Log, Tanh, Sigmoid, Silu, Gelu, Sqrt, Rsqrt };
+bool isMathOp(UnaryOp op);
 enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
 
 struct Location {
@@ -47,8 +53,12 @@ using Slot = uint32_t; ///< a local variable (parameters first)
 
 struct Expr {
   /// Load: operands are a Ptr and an i64 element index; the element's type
-  /// is the expression's, stored in its carrier's width.
-  enum class Kind : uint8_t { Const, Var, Unary, Binary, Compare, Cast, Call, Load };
+  /// is the expression's (a ptr too), stored in its carrier's width.
+  /// Select: a bool and two operands of the result's type (both evaluated).
+  /// Global: the address (Ptr) of the module's constant data `bits`.
+  /// Alloc: a Ptr to operand-0 (i64) zeroed bytes, aligned to 64; a size
+  /// the machine cannot give stops the program at `loc`.
+  enum class Kind : uint8_t { Const, Var, Unary, Binary, Compare, Cast, Call, Load, Select, Global, Alloc };
   Kind kind = Kind::Const;
   Type type = Type::Void;
   uint64_t bits = 0;          ///< Const: the value's encoding
@@ -69,6 +79,15 @@ ExprPtr makeVar(Slot slot, Type t);
 ExprPtr makeUnary(UnaryOp op, ExprPtr operand);
 /// The result has the left operand's type (both operands share it).
 ExprPtr makeBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs);
+/// A bool.
+ExprPtr makeCompare(CompareOp op, ExprPtr lhs, ExprPtr rhs);
+/// `e` itself when it already has type `to`.
+ExprPtr makeCast(ExprPtr e, Type to);
+/// The result has `a`'s type.
+ExprPtr makeSelect(ExprPtr cond, ExprPtr a, ExprPtr b);
+/// Element `index` (an i64) of the buffer at `ptr`, of type `t`.
+ExprPtr makeLoad(Type t, ExprPtr ptr, ExprPtr index);
+ExprPtr makeCall(std::string callee, Type result, std::vector<ExprPtr> args);
 
 /// One piece of a print or assert message: literal text or a value.
 struct TextPart {
@@ -78,8 +97,8 @@ struct TextPart {
 
 struct Stmt {
   /// Store: `value` to element `index` of the Ptr variable `slot`, in
-  /// `value`'s type.
-  enum class Kind : uint8_t { Assign, If, For, Loop, Break, Continue, Return, Eval, Print, Assert, Store };
+  /// `value`'s type. Free: releases the Alloc'd memory in Ptr `slot`.
+  enum class Kind : uint8_t { Assign, If, For, Loop, Break, Continue, Return, Eval, Print, Assert, Store, Free };
   Kind kind = Kind::Eval;
   Slot slot = 0;               ///< Assign, For (the counter)
   ExprPtr value;               ///< Assign, If (condition), Return (may be null), Eval, Assert
@@ -104,6 +123,8 @@ struct Module {
   std::vector<Function> functions;
   /// Test blocks, by name, as the functions that run them.
   std::vector<std::pair<std::string, std::string>> tests;
+  /// Read-only data (tensor constants), addressed by Global expressions.
+  std::vector<std::vector<uint8_t>> constants;
   const Function *find(std::string_view name) const;
 };
 

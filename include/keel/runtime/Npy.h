@@ -44,6 +44,8 @@ struct Tensor {
   int64_t elementCount() const;
   /// A descriptor pointing at this tensor's bytes.
   KeelBuffer view();
+  /// The same elements in row-major layout.
+  Tensor toRowMajor() const;
 };
 
 /// Parses .npy bytes; nullopt with `error` set when they are not a valid file.

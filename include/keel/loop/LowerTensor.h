@@ -1,0 +1,46 @@
+//===- keel/loop/LowerTensor.h - The scalar-reference lowering -*- C++ -*-===//
+//
+// The CPU oracle (SFEP-0053 §3.6, spec README §6): every verified tensor IR
+// function becomes a loop IR function that computes each element of each
+// result by plain loops, in the logical (row-major) iteration order.
+//
+//   fn @NAME(%0: ptr, ..., %P-1: ptr, %P: ptr, ...) -> void
+//
+// takes the data of its P parameters, then the data of its results, which
+// it writes (result buffers must not overlap parameter buffers); the shapes
+// and layouts are the IR's static types, so only data pointers travel.
+// `@NAME.entry(%0: ptr)` takes one array of those pointers, for the host.
+//
+// Element addresses come from each value's minor_to_major layout.
+// Reductions and contractions accumulate in the explicit accumulator dtype
+// from index 0 upward (several axes: row-major over them); a contraction
+// rounds each product to the accumulator before adding it; nothing is
+// reassociated or fused. Low-precision values are converted by the numerics
+// library's format-named helpers. A fusion region is lowered op by op like
+// the function around it, so fused and unfused programs give the same bits.
+// Element semantics are in docs/semantics.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KEEL_LOOP_LOWERTENSOR_H
+#define KEEL_LOOP_LOWERTENSOR_H
+
+#include "keel/ir/IR.h"
+#include "keel/loop/LoopIR.h"
+
+#include <string>
+
+namespace keel::loop {
+
+/// Adds the functions of a verified tensor IR module (and their entries).
+void lowerTensorModule(const ir::Module &m, Module &out);
+
+/// The name of the host entry of tensor function `name`.
+std::string entryName(const std::string &name);
+
+/// The loop IR type a dtype is stored as (pred: u8 holding 0 or 1; i4: i8
+/// holding the sign-extended value).
+Type storageType(ir::DType t);
+
+} // namespace keel::loop
+
+#endif // KEEL_LOOP_LOWERTENSOR_H

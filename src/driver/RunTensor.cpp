@@ -1,0 +1,291 @@
+//===- RunTensor.cpp - `keel run --entry`: a tensor function on the CPU --===//
+//
+//   keel run FILE --entry F --arg x=x.npy --arg w=random:7 [--bind N=4]
+//            [--out DIR]
+//
+// FILE is a .sfn program (F is instantiated at the sizes its arguments give
+// its shape variables) or tensor IR text (.kir, static already). Every
+// argument is checked against F's parameter types before anything runs;
+// F runs through the scalar-reference lowering (the CPU oracle), and each
+// result is written to DIR/F.npy (several: F.0.npy, F.1.npy, ...) or, with
+// no --out, printed.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+#include "Output.h"
+
+#include "keel/codegen/Codegen.h"
+#include "keel/ir/Builder.h"
+#include "keel/ir/Text.h"
+#include "keel/ir/Verifier.h"
+#include "keel/loop/LowerTensor.h"
+#include "keel/runtime/Npy.h"
+#include "keel/runtime/Print.h"
+#include "keel/sema/Checker.h"
+#include "keel/syntax/Codes.h"
+#include "keel/syntax/Parser.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+
+namespace keel::driver {
+
+namespace {
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "keel run: error: %s\n", message.c_str());
+  return 1;
+}
+
+/// One --arg: a .npy file, or `random:SEED`.
+struct Argument {
+  std::string name, spec;
+  std::optional<uint64_t> seed;
+  std::optional<rt::Tensor> tensor;
+};
+
+std::optional<uint64_t> randomSeed(const std::string &spec) {
+  constexpr std::string_view kPrefix = "random:";
+  if (spec.rfind(kPrefix, 0) != 0)
+    return std::nullopt;
+  uint64_t seed = 0;
+  const char *begin = spec.data() + kPrefix.size(), *end = spec.data() + spec.size();
+  auto [ptr, ec] = std::from_chars(begin, end, seed);
+  if (ec != std::errc() || ptr != end || begin == end)
+    return std::nullopt;
+  return seed;
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+/// A tensor of `t`'s dtype and shape (row-major) holding `encodings`.
+rt::Tensor fromEncodings(const ir::TensorType &t, const std::vector<uint64_t> &encodings) {
+  rt::Tensor out = rt::Tensor::make(static_cast<KeelDType>(t.dtype), t.shape);
+  size_t width = keel_dtype_size(out.dtype);
+  for (size_t k = 0; k < encodings.size(); ++k) {
+    uint64_t e = encodings[k];
+    if (t.dtype == ir::DType::I4)
+      e = static_cast<uint64_t>(static_cast<int64_t>(e ^ 8) - 8); // sign-extended byte
+    for (size_t b = 0; b < width; ++b)
+      out.data[k * width + b] = static_cast<uint8_t>(e >> (8 * b));
+  }
+  return out;
+}
+
+/// The tensor IR module to run: built from a program at the arguments'
+/// sizes, or read from IR text. Prints diagnostics; nullopt on errors.
+std::optional<ir::Module> moduleFor(const TensorRunOptions &o, std::vector<Argument> &args) {
+  SourceManager sources;
+  std::optional<FileId> file = loadOrComplain(sources, o.path, "run");
+  if (!file)
+    return std::nullopt;
+  DiagnosticEngine diags(sources);
+  bool isIR = o.path.size() > 4 && o.path.compare(o.path.size() - 4, 4, ".kir") == 0;
+  if (isIR) {
+    std::optional<ir::Module> m = ir::parse(sources, *file, diags);
+    if (m)
+      for (const ir::VerifierError &e : ir::verify(*m))
+        diags.error(code::E0301, e.where(), e.message);
+    report(sources, diags, o.output);
+    if (diags.errorCount() > 0)
+      return std::nullopt;
+    return m;
+  }
+  syntax::Program program = syntax::parse(sources, *file, diags);
+  sema::CheckedProgram checked;
+  if (diags.errorCount() == 0)
+    checked = sema::check(sources, program, diags);
+  if (diags.errorCount() > 0) {
+    report(sources, diags, o.output);
+    return std::nullopt;
+  }
+  auto sig = checked.functions.find(o.entry);
+  if (sig == checked.functions.end()) {
+    fail(o.path + " has no function `" + o.entry + "`");
+    return std::nullopt;
+  }
+  // The arguments' shapes bind the shape variables; --bind adds the rest.
+  std::vector<std::optional<std::vector<int64_t>>> shapes;
+  for (const syntax::Param &p : sig->second.decl->params) {
+    std::optional<std::vector<int64_t>> shape;
+    for (const Argument &a : args)
+      if (a.name == p.name && a.tensor)
+        shape = a.tensor->shape;
+    shapes.push_back(shape);
+  }
+  std::map<std::string, int64_t> bindings = o.bindings;
+  std::string error;
+  if (!ir::bindFromShapes(checked, o.entry, shapes, bindings, error)) {
+    fail("the arguments do not fit `" + o.entry + "`: " + error);
+    return std::nullopt;
+  }
+  std::optional<ir::Module> m = ir::build(sources, program, checked, {o.entry, bindings}, diags);
+  if (m)
+    for (const ir::VerifierError &e : ir::verify(*m))
+      diags.internalError(Span{}, "the IR built for `" + o.entry + "` fails verification: " + e.message);
+  report(sources, diags, o.output);
+  if (diags.errorCount() > 0)
+    return std::nullopt;
+  return m;
+}
+
+/// Every parameter named by exactly one --arg, and nothing else; false
+/// after saying what is wrong.
+bool checkNames(const TensorRunOptions &o, const std::vector<std::string> &names) {
+  std::vector<bool> given(names.size(), false);
+  for (const auto &[name, spec] : o.args) {
+    auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end()) {
+      std::string list;
+      for (const std::string &n : names)
+        list += (list.empty() ? "" : ", ") + n;
+      fail("`" + o.entry + "` has no parameter `" + name + "` (its parameters: " + (list.empty() ? "none" : list) + ")");
+      return false;
+    }
+    size_t i = static_cast<size_t>(it - names.begin());
+    if (given[i]) {
+      fail("--arg " + name + " is given twice");
+      return false;
+    }
+    given[i] = true;
+  }
+  for (size_t i = 0; i < given.size(); ++i)
+    if (!given[i]) {
+      fail("no --arg for parameter `" + names[i] + "` of `" + o.entry + "`: give NAME=FILE.npy or NAME=random:SEED");
+      return false;
+    }
+  return true;
+}
+
+} // namespace
+
+int runTensorEntry(TensorRunOptions o) {
+  std::vector<Argument> args;
+  for (const auto &[name, spec] : o.args) {
+    Argument a{name, spec, randomSeed(spec), std::nullopt};
+    if (!a.seed) {
+      if (spec.rfind("random", 0) == 0)
+        return fail("--arg " + name + "=" + spec + ": a random argument is random:SEED, with SEED a non-negative integer");
+      std::string error;
+      a.tensor = rt::readNpy(spec, error);
+      if (!a.tensor)
+        return fail("--arg " + name + ": " + error);
+    }
+    args.push_back(std::move(a));
+  }
+  // Parameters are named by the source (checked before building, so a
+  // missing argument is reported as such), or %0, %1, ... in IR text.
+  bool isIR = o.path.size() > 4 && o.path.compare(o.path.size() - 4, 4, ".kir") == 0;
+  if (!isIR) {
+    SourceManager sources;
+    std::optional<FileId> file = loadOrComplain(sources, o.path, "run");
+    if (!file)
+      return 1;
+    DiagnosticEngine quiet(sources);
+    syntax::Program program = syntax::parse(sources, *file, quiet);
+    for (const syntax::FunctionDecl &f : program.functions)
+      if (f.name == o.entry) {
+        o.paramNames.clear();
+        for (const syntax::Param &p : f.params)
+          o.paramNames.push_back(p.name);
+        if (!checkNames(o, o.paramNames))
+          return 1;
+      }
+  }
+  std::optional<ir::Module> module = moduleFor(o, args);
+  if (!module)
+    return 1;
+  const ir::Function *f = module->find(o.entry);
+  if (!f)
+    return fail(o.path + " has no function `" + o.entry + "`");
+  std::vector<std::string> names = o.paramNames;
+  if (isIR) {
+    for (size_t i = 0; i < f->params.size(); ++i)
+      names.push_back(std::to_string(i));
+    if (!checkNames(o, names))
+      return 1;
+  }
+
+  std::vector<rt::Tensor> inputs(f->params.size());
+  for (Argument &a : args) {
+    size_t i = static_cast<size_t>(std::find(names.begin(), names.end(), a.name) - names.begin());
+    const ir::TensorType &want = f->valueTypes[f->params[i]];
+    if (a.seed) {
+      inputs[i] = fromEncodings(want, ir::randomEncodings(*a.seed, *want.elementCount(), want.dtype));
+      continue;
+    }
+    rt::Tensor &t = *a.tensor;
+    if (static_cast<ir::DType>(t.dtype) != want.dtype || t.shape != want.shape)
+      return fail("--arg " + a.name + ": `" + o.entry + "` takes " + ir::typeText(ir::TensorType::make(want.dtype, want.shape)) +
+                  " but " + a.spec + " holds " + std::string(rt::dtypeName(t.dtype)) + shapeText(t.shape));
+    inputs[i] = t.minorToMajor == want.minorToMajor ? std::move(t) : t.toRowMajor();
+    if (inputs[i].minorToMajor != want.minorToMajor)
+      return fail("--arg " + a.name + ": `" + o.entry + "` takes the layout " + ir::typeText(want) +
+                  ", which a .npy file cannot give");
+  }
+
+  loop::Module lowered;
+  loop::lowerTensorModule(*module, lowered);
+  std::vector<std::string> problems = loop::verify(lowered);
+  if (!problems.empty())
+    {
+    fail("internal compiler error: the lowered loop IR fails verification: " + problems.front());
+    return 70;
+  }
+  std::string error;
+  std::unique_ptr<codegen::Program> program = codegen::Program::compile(lowered, error);
+  if (!program)
+    {
+    fail("internal compiler error: " + error);
+    return 70;
+  }
+  void *entry = program->address(loop::entryName(o.entry), error);
+  if (!entry)
+    {
+    fail("internal compiler error: " + error);
+    return 70;
+  }
+
+  std::vector<rt::Tensor> outputs;
+  for (const ir::TensorType &t : f->resultTypes) {
+    rt::Tensor out = rt::Tensor::make(static_cast<KeelDType>(t.dtype), t.shape);
+    out.minorToMajor = t.minorToMajor;
+    outputs.push_back(std::move(out));
+  }
+  std::vector<void *> pointers;
+  for (rt::Tensor &t : inputs)
+    pointers.push_back(t.data.data());
+  for (rt::Tensor &t : outputs)
+    pointers.push_back(t.data.data());
+  reinterpret_cast<void (*)(void **)>(entry)(pointers.data());
+
+  if (o.outDir.empty()) {
+    for (rt::Tensor &t : outputs) {
+      KeelBuffer b = t.view();
+      keel_rt_print_tensor(&b);
+      keel_rt_print_end();
+    }
+    std::fflush(stdout);
+    return 0;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(o.outDir, ec);
+  if (ec)
+    return fail("--out " + o.outDir + ": " + ec.message());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string path = o.outDir + "/" + o.entry + (outputs.size() == 1 ? "" : "." + std::to_string(i)) + ".npy";
+    if (!rt::writeNpy(path, outputs[i], error))
+      return fail(error);
+    std::printf("%s: %s\n", path.c_str(), ir::typeText(f->resultTypes[i]).c_str());
+  }
+  return 0;
+}
+
+} // namespace keel::driver

@@ -1,0 +1,766 @@
+//===- LowerTensor.cpp - Tensor IR to loop IR, the scalar reference -------===//
+//
+// Written for clarity: each operation is a loop nest over its result (or,
+// for concatenate, over each operand) whose body computes one element.
+// Element values live in their "compute" type (pred as bool, i4 in an i8
+// with 4-bit wrapping) and are stored in their storage type (pred as a 0/1
+// byte, i4 as a sign-extended byte).
+//
+//===----------------------------------------------------------------------===//
+#include "keel/loop/LowerTensor.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace keel::loop {
+
+using ir::DType;
+using ir::OpKind;
+using ir::TensorType;
+using ir::ValueId;
+
+Type storageType(DType t) {
+  switch (t) {
+  case DType::Bool: return Type::U8;
+  case DType::I4: case DType::I8: return Type::I8;
+  case DType::I16: return Type::I16;
+  case DType::I32: return Type::I32;
+  case DType::I64: return Type::I64;
+  case DType::U8: return Type::U8;
+  case DType::U16: return Type::U16;
+  case DType::U32: return Type::U32;
+  case DType::U64: return Type::U64;
+  case DType::F16: return Type::F16;
+  case DType::BF16: return Type::BF16;
+  case DType::TF32: return Type::TF32;
+  case DType::FP8E4M3FN: return Type::FP8E4M3FN;
+  case DType::FP8E5M2: return Type::FP8E5M2;
+  case DType::F32: return Type::F32;
+  case DType::F64: return Type::F64;
+  }
+  return Type::Void;
+}
+
+std::string entryName(const std::string &name) { return name + ".entry"; }
+
+namespace {
+
+Type computeType(DType t) { return t == DType::Bool ? Type::Bool : storageType(t); }
+
+int64_t storageBytes(DType t) { return typeBits(storageType(t)) / 8; }
+
+ExprPtr i64(int64_t v) { return makeConst(Type::I64, static_cast<uint64_t>(v)); }
+
+/// i4 arithmetic wraps at 4 bits: ((v + 8) & 15) - 8, in i8.
+ExprPtr wrap4(ExprPtr v) {
+  ExprPtr masked = makeBinary(BinaryOp::And, makeBinary(BinaryOp::Add, std::move(v), makeConst(Type::I8, 8)),
+                              makeConst(Type::I8, 15));
+  return makeBinary(BinaryOp::Sub, std::move(masked), makeConst(Type::I8, 8));
+}
+
+/// An encoding of `t` (as the IR holds it) as a constant of its compute type.
+ExprPtr encodingConst(DType t, uint64_t bits) {
+  if (t == DType::I4)
+    bits = static_cast<uint64_t>(static_cast<int64_t>(bits ^ 8) - 8) & 0xFF; // sign-extend 4 bits
+  return makeConst(computeType(t), bits);
+}
+
+/// One element converted from `from` to `to` (docs/semantics.md): to pred
+/// is `!= 0`; to i4 wraps integers and saturates floats to [-8, 7]; the rest
+/// is the loop IR's cast (one rounding; floats to integers saturate).
+ExprPtr convert(ExprPtr v, DType from, DType to) {
+  if (from == to)
+    return v;
+  if (to == DType::Bool)
+    return makeCompare(CompareOp::Ne, std::move(v), makeConst(computeType(from), 0));
+  if (to == DType::I4) {
+    if (!ir::isFloatType(from))
+      return wrap4(makeCast(std::move(v), Type::I8));
+    ExprPtr wide = makeCast(std::move(v), Type::I64);
+    wide = makeBinary(BinaryOp::Max, makeBinary(BinaryOp::Min, std::move(wide), i64(7)), i64(-8));
+    return makeCast(std::move(wide), Type::I8);
+  }
+  return makeCast(std::move(v), computeType(to));
+}
+
+bool isLowPrecision(DType t) { return ir::isFloatType(t) && t != DType::F32 && t != DType::F64; }
+
+/// `op` on f32 for a low-precision dtype: widen exactly, compute, round once.
+template <typename F> ExprPtr viaF32(DType t, F op, std::vector<ExprPtr> args) {
+  for (ExprPtr &a : args)
+    a = makeCast(std::move(a), Type::F32);
+  return makeCast(op(std::move(args)), computeType(t));
+}
+
+ExprPtr unaryElement(ir::UnaryCode code, DType t, ExprPtr x) {
+  auto unary = [](UnaryOp op) {
+    return [op](std::vector<ExprPtr> a) { return makeUnary(op, std::move(a[0])); };
+  };
+  auto apply = [&](UnaryOp op) {
+    std::vector<ExprPtr> args;
+    args.push_back(std::move(x));
+    if (isLowPrecision(t) && isMathOp(op))
+      return viaF32(t, unary(op), std::move(args));
+    return unary(op)(std::move(args));
+  };
+  switch (code) {
+  case ir::UnaryCode::Neg: return t == DType::I4 ? wrap4(apply(UnaryOp::Neg)) : apply(UnaryOp::Neg);
+  case ir::UnaryCode::Abs: return t == DType::I4 ? wrap4(apply(UnaryOp::Abs)) : apply(UnaryOp::Abs);
+  case ir::UnaryCode::Exp: return apply(UnaryOp::Exp);
+  case ir::UnaryCode::Log: return apply(UnaryOp::Log);
+  case ir::UnaryCode::Tanh: return apply(UnaryOp::Tanh);
+  case ir::UnaryCode::Sigmoid: return apply(UnaryOp::Sigmoid);
+  case ir::UnaryCode::Gelu: return apply(UnaryOp::Gelu);
+  case ir::UnaryCode::Silu: return apply(UnaryOp::Silu);
+  case ir::UnaryCode::Sqrt: return apply(UnaryOp::Sqrt);
+  case ir::UnaryCode::Rsqrt: return apply(UnaryOp::Rsqrt);
+  case ir::UnaryCode::Relu: { // maximum(x, +0): NaN stays NaN, -0 becomes +0
+    auto relu = [](std::vector<ExprPtr> a) {
+      Type ty = a[0]->type;
+      return makeBinary(BinaryOp::Max, std::move(a[0]), makeConst(ty, 0));
+    };
+    std::vector<ExprPtr> args;
+    args.push_back(std::move(x));
+    return isLowPrecision(t) ? viaF32(t, relu, std::move(args)) : relu(std::move(args));
+  }
+  case ir::UnaryCode::Not: return makeUnary(t == DType::Bool ? UnaryOp::Not : UnaryOp::BitNot, std::move(x));
+  }
+  return x;
+}
+
+BinaryOp binaryOp(ir::BinaryCode c) {
+  switch (c) {
+  case ir::BinaryCode::Add: return BinaryOp::Add;
+  case ir::BinaryCode::Sub: return BinaryOp::Sub;
+  case ir::BinaryCode::Mul: return BinaryOp::Mul;
+  case ir::BinaryCode::Div: return BinaryOp::Div;
+  case ir::BinaryCode::Rem: return BinaryOp::Rem;
+  case ir::BinaryCode::Pow: return BinaryOp::Pow;
+  case ir::BinaryCode::Min: return BinaryOp::Min;
+  case ir::BinaryCode::Max: return BinaryOp::Max;
+  case ir::BinaryCode::And: return BinaryOp::And;
+  case ir::BinaryCode::Or: return BinaryOp::Or;
+  case ir::BinaryCode::Xor: return BinaryOp::Xor;
+  }
+  return BinaryOp::Add;
+}
+
+/// `a op b` in dtype t. f16, bf16 and tf32 + - * / are the numerics
+/// library's correctly rounded operations; every other low-precision
+/// operation widens to f32 exactly, computes there and rounds once (for
+/// + - * / on fp8 that is correctly rounded too: 24 >= 2 * 4 + 2).
+ExprPtr binaryElement(BinaryOp op, DType t, ExprPtr a, ExprPtr b) {
+  auto apply = [op](std::vector<ExprPtr> x) { return makeBinary(op, std::move(x[0]), std::move(x[1])); };
+  std::vector<ExprPtr> args;
+  args.push_back(std::move(a));
+  args.push_back(std::move(b));
+  bool helper = (t == DType::F16 || t == DType::BF16 || t == DType::TF32) &&
+                (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div);
+  if (isLowPrecision(t) && !helper)
+    return viaF32(t, apply, std::move(args));
+  ExprPtr r = apply(std::move(args));
+  bool wraps = op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div ||
+               op == BinaryOp::Rem;
+  if (t == DType::I4 && wraps)
+    return wrap4(std::move(r));
+  return r;
+}
+
+CompareOp compareOp(ir::CompareDir d) {
+  switch (d) {
+  case ir::CompareDir::Eq: return CompareOp::Eq;
+  case ir::CompareDir::Ne: return CompareOp::Ne;
+  case ir::CompareDir::Lt: return CompareOp::Lt;
+  case ir::CompareDir::Le: return CompareOp::Le;
+  case ir::CompareDir::Gt: return CompareOp::Gt;
+  case ir::CompareDir::Ge: return CompareOp::Ge;
+  }
+  return CompareOp::Eq;
+}
+
+/// The first value of an accumulator: the combiner's identity (-0 for a
+/// float sum, so that a sum of negative zeros stays -0 as in IEEE).
+ExprPtr identity(ir::Combiner c, DType acc) {
+  Type t = computeType(acc);
+  bool f64 = acc == DType::F64;
+  int bits = typeBits(t);
+  uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  uint64_t signedMin = acc == DType::I4 ? 0xF8 : (uint64_t{1} << (bits - 1));
+  uint64_t signedMax = acc == DType::I4 ? 7 : mask >> 1;
+  bool isFloat = ir::isFloatType(acc), isSigned = ir::isSignedType(acc);
+  switch (c) {
+  case ir::Combiner::Sum:
+  case ir::Combiner::ArgMax:
+  case ir::Combiner::ArgMin:
+    return makeConst(t, isFloat ? (f64 ? 0x8000000000000000ull : 0x80000000ull) : 0);
+  case ir::Combiner::Prod: return makeConst(t, isFloat ? (f64 ? 0x3FF0000000000000ull : 0x3F800000ull) : 1);
+  case ir::Combiner::Max:
+    return makeConst(t, isFloat ? (f64 ? 0xFFF0000000000000ull : 0xFF800000ull) : isSigned ? signedMin : 0);
+  case ir::Combiner::Min:
+    return makeConst(t, isFloat ? (f64 ? 0x7FF0000000000000ull : 0x7F800000ull) : isSigned ? signedMax : mask);
+  case ir::Combiner::And: return makeConst(Type::Bool, 1);
+  case ir::Combiner::Or: return makeConst(Type::Bool, 0);
+  }
+  return makeConst(t, 0);
+}
+
+/// An index into one dimension: a loop counter plus a constant (or, with
+/// slot < 0, only the constant).
+struct Ix {
+  int64_t slot = -1;
+  int64_t offset = 0;
+};
+
+/// Element strides of a type's layout.
+std::vector<int64_t> strides(const TensorType &t) {
+  std::vector<int64_t> s(t.rank(), 1);
+  int64_t stride = 1;
+  for (int64_t d : t.minorToMajor) {
+    s[static_cast<size_t>(d)] = stride;
+    stride *= t.shape[static_cast<size_t>(d)];
+  }
+  return s;
+}
+
+class FunctionLowering {
+public:
+  FunctionLowering(const ir::Function &f, Module &out) : f_(f), out_(out) {}
+
+  Function run() {
+    fn_.name = f_.name;
+    fn_.loc = location(f_.loc);
+    for (ValueId p : f_.params)
+      buffer_[p] = newSlot(Type::Ptr);
+    for (size_t i = 0; i < f_.resultTypes.size(); ++i)
+      resultSlots_.push_back(newSlot(Type::Ptr));
+    fn_.params = fn_.slots.size();
+    fn_.result = Type::Void;
+    // Values returned once, and made by an operation that writes a fresh
+    // buffer, are written straight into the caller's result buffer.
+    const ir::Op &ret = f_.ops.back();
+    std::map<ValueId, int> returned;
+    for (ValueId v : ret.operands)
+      ++returned[v];
+    for (const ir::Op &o : f_.ops)
+      if (o.kind != OpKind::Return && o.kind != OpKind::Fusion && !(o.kind == OpKind::Constant && o.constant.size() > 1))
+        for (ValueId r : o.results)
+          if (returned.count(r) && returned[r] == 1)
+            for (size_t i = 0; i < ret.operands.size(); ++i)
+              if (ret.operands[i] == r)
+                direct_[r] = resultSlots_[i];
+    block_ = &fn_.body;
+    lowerOps(f_.ops, nullptr);
+    return std::move(fn_);
+  }
+
+private:
+  static Location location(const ir::Location &l) { return Location{l.file, l.line, l.column}; }
+
+  Slot newSlot(Type t) {
+    fn_.slots.push_back(t);
+    return static_cast<Slot>(fn_.slots.size() - 1);
+  }
+  void emit(StmtPtr s) { block_->push_back(std::move(s)); }
+  const TensorType &type(ValueId v) const { return f_.valueTypes[v]; }
+
+  void assign(Slot slot, ExprPtr value) {
+    auto s = std::make_unique<Stmt>();
+    s->kind = Stmt::Kind::Assign;
+    s->slot = slot;
+    s->value = std::move(value);
+    emit(std::move(s));
+  }
+  ExprPtr var(Slot s) { return makeVar(s, fn_.slots[s]); }
+
+  /// Opens `for` loops over `shape`, outermost first; later statements go
+  /// into the innermost body. Returns the counters.
+  std::vector<Slot> openNest(const std::vector<int64_t> &shape) {
+    std::vector<Slot> counters;
+    for (int64_t n : shape) {
+      Slot s = newSlot(Type::I64);
+      auto loop = std::make_unique<Stmt>();
+      loop->kind = Stmt::Kind::For;
+      loop->slot = s;
+      loop->from = i64(0);
+      loop->to = i64(n);
+      std::vector<StmtPtr> *body = &loop->body;
+      emit(std::move(loop));
+      block_ = body;
+      counters.push_back(s);
+    }
+    return counters;
+  }
+  static std::vector<Ix> ixs(const std::vector<Slot> &counters) {
+    std::vector<Ix> out;
+    for (Slot s : counters)
+      out.push_back({static_cast<int64_t>(s), 0});
+    return out;
+  }
+
+  ExprPtr address(const TensorType &t, const std::vector<Ix> &index) {
+    std::vector<int64_t> s = strides(t);
+    int64_t constant = 0;
+    ExprPtr sum;
+    for (size_t d = 0; d < index.size(); ++d) {
+      constant += index[d].offset * s[d];
+      if (index[d].slot < 0)
+        continue;
+      ExprPtr term = makeBinary(BinaryOp::Mul, var(static_cast<Slot>(index[d].slot)), i64(s[d]));
+      sum = sum ? makeBinary(BinaryOp::Add, std::move(sum), std::move(term)) : std::move(term);
+    }
+    if (!sum)
+      return i64(constant);
+    return constant ? makeBinary(BinaryOp::Add, std::move(sum), i64(constant)) : std::move(sum);
+  }
+
+  /// Element `addr` of the buffer in `ptr`, in the compute type of `t`.
+  ExprPtr loadFrom(Slot ptr, DType t, ExprPtr addr) {
+    ExprPtr e = makeLoad(storageType(t), var(ptr), std::move(addr));
+    if (t == DType::Bool)
+      return makeCompare(CompareOp::Ne, std::move(e), makeConst(Type::U8, 0));
+    return e;
+  }
+  ExprPtr load(ValueId v, const std::vector<Ix> &index) {
+    return loadFrom(buffer_.at(v), type(v).dtype, address(type(v), index));
+  }
+  void storeTo(Slot ptr, DType t, ExprPtr addr, ExprPtr value) {
+    auto s = std::make_unique<Stmt>();
+    s->kind = Stmt::Kind::Store;
+    s->slot = ptr;
+    s->index = std::move(addr);
+    s->value = makeCast(std::move(value), storageType(t));
+    emit(std::move(s));
+  }
+  void store(ValueId v, ExprPtr addr, ExprPtr value) {
+    storeTo(buffer_.at(v), type(v).dtype, std::move(addr), std::move(value));
+  }
+
+  /// Gives result `v` its buffer: the caller's, or fresh memory.
+  void define(ValueId v, const ir::Op &o) {
+    if (auto it = direct_.find(v); it != direct_.end()) {
+      buffer_[v] = it->second;
+      return;
+    }
+    Slot s = newSlot(Type::Ptr);
+    auto alloc = std::make_unique<Expr>();
+    alloc->kind = Expr::Kind::Alloc;
+    alloc->type = Type::Ptr;
+    alloc->loc = location(o.loc);
+    alloc->operands.push_back(i64(*type(v).elementCount() * storageBytes(type(v).dtype)));
+    assign(s, std::move(alloc));
+    buffer_[v] = s;
+    owned_.insert(v);
+  }
+
+  /// Defines `o`'s result and stores element(index) at every index.
+  template <typename F> void elementwise(const ir::Op &o, F element) {
+    ValueId r = o.results[0];
+    define(r, o);
+    std::vector<StmtPtr> *saved = block_;
+    std::vector<Ix> index = ixs(openNest(type(r).shape));
+    ExprPtr value = element(index);
+    store(r, address(type(r), index), std::move(value));
+    block_ = saved;
+  }
+
+  /// Copies `from` element by element into the buffer in `to`, of
+  /// `from`'s type.
+  void copyInto(Slot to, ValueId from) {
+    const TensorType &t = type(from);
+    std::vector<StmtPtr> *saved = block_;
+    std::vector<Ix> index = ixs(openNest(t.shape));
+    storeTo(to, t.dtype, address(t, index), load(from, index));
+    block_ = saved;
+  }
+
+  void free(ValueId v) {
+    if (!owned_.erase(v))
+      return;
+    auto s = std::make_unique<Stmt>();
+    s->kind = Stmt::Kind::Free;
+    s->slot = buffer_.at(v);
+    emit(std::move(s));
+  }
+
+  /// Lowers a list of operations (a function body, or a fusion region whose
+  /// returned values go to `regionResults`), freeing each owned buffer
+  /// after its last use.
+  void lowerOps(const std::vector<ir::Op> &ops, std::vector<ValueId> *regionResults) {
+    std::map<ValueId, size_t> last;
+    for (size_t p = 0; p < ops.size(); ++p) {
+      for (ValueId r : ops[p].results)
+        last[r] = p;
+      for (ValueId v : ops[p].operands)
+        last[v] = p;
+    }
+    for (size_t p = 0; p < ops.size(); ++p) {
+      const ir::Op &o = ops[p];
+      if (o.kind == OpKind::Return) {
+        if (regionResults) {
+          *regionResults = o.operands;
+          continue;
+        }
+        for (size_t i = 0; i < o.operands.size(); ++i) {
+          ValueId v = o.operands[i];
+          if (!(direct_.count(v) && buffer_.at(v) == resultSlots_[i]))
+            copyInto(resultSlots_[i], v);
+        }
+        for (ValueId v : std::set<ValueId>(owned_))
+          free(v);
+        continue;
+      }
+      lowerOp(o);
+      for (auto &[v, at] : last)
+        if (at == p && !(regionResults && isReturned(ops, v)))
+          free(v);
+    }
+  }
+
+  static bool isReturned(const std::vector<ir::Op> &ops, ValueId v) {
+    const ir::Op &ret = ops.back();
+    return std::find(ret.operands.begin(), ret.operands.end(), v) != ret.operands.end();
+  }
+
+  void lowerOp(const ir::Op &o) {
+    switch (o.kind) {
+    case OpKind::Unary: {
+      ValueId x = o.operands[0];
+      elementwise(o, [&](const std::vector<Ix> &i) { return unaryElement(o.unary, type(x).dtype, load(x, i)); });
+      return;
+    }
+    case OpKind::Binary: {
+      ValueId a = o.operands[0], b = o.operands[1];
+      elementwise(o, [&](const std::vector<Ix> &i) {
+        return binaryElement(binaryOp(o.binary), type(a).dtype, load(a, i), load(b, i));
+      });
+      return;
+    }
+    case OpKind::Compare: {
+      ValueId a = o.operands[0], b = o.operands[1];
+      elementwise(o, [&](const std::vector<Ix> &i) { return makeCompare(compareOp(o.compare), load(a, i), load(b, i)); });
+      return;
+    }
+    case OpKind::Select: {
+      ValueId c = o.operands[0], a = o.operands[1], b = o.operands[2];
+      elementwise(o, [&](const std::vector<Ix> &i) { return makeSelect(load(c, i), load(a, i), load(b, i)); });
+      return;
+    }
+    case OpKind::Convert: {
+      ValueId x = o.operands[0];
+      DType to = type(o.results[0]).dtype;
+      elementwise(o, [&](const std::vector<Ix> &i) { return convert(load(x, i), type(x).dtype, to); });
+      return;
+    }
+    case OpKind::Copy:
+    case OpKind::Relayout: {
+      ValueId x = o.operands[0];
+      elementwise(o, [&](const std::vector<Ix> &i) { return load(x, i); });
+      return;
+    }
+    case OpKind::Constant: constant(o); return;
+    case OpKind::Iota: {
+      DType t = type(o.results[0]).dtype;
+      elementwise(o, [&](const std::vector<Ix> &i) {
+        return convert(var(static_cast<Slot>(i[static_cast<size_t>(o.axis)].slot)), DType::I64, t);
+      });
+      return;
+    }
+    case OpKind::BroadcastInDim: {
+      ValueId x = o.operands[0];
+      elementwise(o, [&](const std::vector<Ix> &i) {
+        std::vector<Ix> j;
+        for (size_t d = 0; d < o.dims.size(); ++d)
+          j.push_back(type(x).shape[d] == 1 ? Ix{} : i[static_cast<size_t>(o.dims[d])]);
+        return load(x, j);
+      });
+      return;
+    }
+    case OpKind::Transpose: {
+      ValueId x = o.operands[0];
+      elementwise(o, [&](const std::vector<Ix> &i) {
+        std::vector<Ix> j(i.size());
+        for (size_t d = 0; d < i.size(); ++d)
+          j[static_cast<size_t>(o.dims[d])] = i[d];
+        return load(x, j);
+      });
+      return;
+    }
+    case OpKind::Slice: {
+      ValueId x = o.operands[0];
+      elementwise(o, [&](const std::vector<Ix> &i) {
+        std::vector<Ix> j = i;
+        for (size_t d = 0; d < j.size(); ++d)
+          j[d].offset += o.dims[d];
+        return load(x, j);
+      });
+      return;
+    }
+    case OpKind::Reshape: reshape(o); return;
+    case OpKind::Concatenate: concatenate(o); return;
+    case OpKind::Reduce: reduce(o); return;
+    case OpKind::DotGeneral: dotGeneral(o); return;
+    case OpKind::Call: {
+      std::vector<ExprPtr> buffers;
+      for (ValueId a : o.operands)
+        buffers.push_back(var(buffer_.at(a)));
+      for (ValueId r : o.results) {
+        define(r, o);
+        buffers.push_back(var(buffer_.at(r)));
+      }
+      auto s = std::make_unique<Stmt>();
+      s->kind = Stmt::Kind::Eval;
+      s->value = makeCall(o.callee, Type::Void, std::move(buffers));
+      emit(std::move(s));
+      return;
+    }
+    case OpKind::Fusion: {
+      for (size_t i = 0; i < o.region->params.size(); ++i)
+        buffer_[o.region->params[i]] = buffer_.at(o.operands[i]);
+      std::vector<ValueId> returned;
+      lowerOps(o.region->ops, &returned);
+      std::map<ValueId, int> count;
+      for (ValueId v : returned)
+        ++count[v];
+      for (size_t i = 0; i < o.results.size(); ++i) {
+        ValueId v = returned[i], r = o.results[i];
+        if (owned_.count(v) && count[v] == 1) { // hand the region's buffer over
+          buffer_[r] = buffer_.at(v);
+          owned_.erase(v);
+          owned_.insert(r);
+        } else {
+          define(r, o);
+          copyInto(buffer_.at(r), v);
+        }
+      }
+      for (ValueId v : returned)
+        free(v);
+      return;
+    }
+    case OpKind::Return: return; // handled by lowerOps
+    }
+  }
+
+  void constant(const ir::Op &o) {
+    ValueId r = o.results[0];
+    const TensorType &t = type(r);
+    if (o.constant.size() == 1) {
+      elementwise(o, [&](const std::vector<Ix> &) { return encodingConst(t.dtype, o.constant[0]); });
+      return;
+    }
+    // Dense data: read-only bytes in row-major order.
+    std::vector<uint8_t> bytes;
+    int64_t width = storageBytes(t.dtype);
+    for (uint64_t e : o.constant) {
+      if (t.dtype == DType::I4)
+        e = static_cast<uint64_t>(static_cast<int64_t>(e ^ 8) - 8);
+      for (int64_t b = 0; b < width; ++b)
+        bytes.push_back(static_cast<uint8_t>(e >> (8 * b)));
+    }
+    out_.constants.push_back(std::move(bytes));
+    Slot data = newSlot(Type::Ptr);
+    auto global = std::make_unique<Expr>();
+    global->kind = Expr::Kind::Global;
+    global->type = Type::Ptr;
+    global->bits = out_.constants.size() - 1;
+    assign(data, std::move(global));
+    if (t.hasDefaultLayout()) {
+      buffer_[r] = data;
+      return;
+    }
+    TensorType rowMajor = TensorType::make(t.dtype, t.shape);
+    elementwise(o, [&](const std::vector<Ix> &i) { return loadFrom(data, t.dtype, address(rowMajor, i)); });
+  }
+
+  /// Row-major order is kept: result element at row-major position p is
+  /// the operand's element at row-major position p.
+  void reshape(const ir::Op &o) {
+    ValueId x = o.operands[0], r = o.results[0];
+    const TensorType &in = type(x);
+    TensorType rowMajorOut = TensorType::make(type(r).dtype, type(r).shape);
+    elementwise(o, [&](const std::vector<Ix> &i) -> ExprPtr {
+      Slot linear = newSlot(Type::I64);
+      assign(linear, address(rowMajorOut, i));
+      if (in.hasDefaultLayout())
+        return loadFrom(buffer_.at(x), in.dtype, var(linear));
+      // Operand index d = (p / rowstride_d) % size_d.
+      std::vector<Ix> j;
+      TensorType rowMajorIn = TensorType::make(in.dtype, in.shape);
+      std::vector<int64_t> rs = strides(rowMajorIn);
+      for (size_t d = 0; d < in.rank(); ++d) {
+        Slot s = newSlot(Type::I64);
+        assign(s, makeBinary(BinaryOp::Rem, makeBinary(BinaryOp::Div, var(linear), i64(rs[d])), i64(in.shape[d])));
+        j.push_back({static_cast<int64_t>(s), 0});
+      }
+      return load(x, j);
+    });
+  }
+
+  void concatenate(const ir::Op &o) {
+    ValueId r = o.results[0];
+    define(r, o);
+    int64_t offset = 0;
+    for (ValueId x : o.operands) {
+      std::vector<StmtPtr> *saved = block_;
+      std::vector<Ix> i = ixs(openNest(type(x).shape));
+      std::vector<Ix> j = i;
+      j[static_cast<size_t>(o.axis)].offset = offset;
+      store(r, address(type(r), j), load(x, i));
+      block_ = saved;
+      offset += type(x).shape[static_cast<size_t>(o.axis)];
+    }
+  }
+
+  /// Accumulates `x` (already in the accumulator type) into `acc`.
+  void accumulate(ir::Combiner c, DType acc, Slot accSlot, ExprPtr x) {
+    switch (c) {
+    case ir::Combiner::Sum: assign(accSlot, binaryElement(BinaryOp::Add, acc, var(accSlot), std::move(x))); return;
+    case ir::Combiner::Prod: assign(accSlot, binaryElement(BinaryOp::Mul, acc, var(accSlot), std::move(x))); return;
+    case ir::Combiner::Max: assign(accSlot, binaryElement(BinaryOp::Max, acc, var(accSlot), std::move(x))); return;
+    case ir::Combiner::Min: assign(accSlot, binaryElement(BinaryOp::Min, acc, var(accSlot), std::move(x))); return;
+    case ir::Combiner::And: assign(accSlot, makeBinary(BinaryOp::And, var(accSlot), std::move(x))); return;
+    case ir::Combiner::Or: assign(accSlot, makeBinary(BinaryOp::Or, var(accSlot), std::move(x))); return;
+    case ir::Combiner::ArgMax:
+    case ir::Combiner::ArgMin: return; // reduce() handles them
+    }
+  }
+
+  void reduce(const ir::Op &o) {
+    ValueId x = o.operands[0], r = o.results[0];
+    const TensorType &in = type(x);
+    DType acc = *o.acc;
+    define(r, o);
+    std::vector<StmtPtr> *saved = block_;
+    std::vector<Slot> kept = openNest(type(r).shape);
+    std::vector<StmtPtr> *keptBody = block_;
+    Slot accSlot = newSlot(computeType(acc));
+    assign(accSlot, identity(o.combiner, acc));
+    bool arg = o.combiner == ir::Combiner::ArgMax || o.combiner == ir::Combiner::ArgMin;
+    Slot best = 0, counter = 0;
+    if (arg) {
+      best = newSlot(Type::I64);
+      counter = newSlot(Type::I64);
+      assign(best, i64(0));
+      assign(counter, i64(0));
+    }
+    std::vector<int64_t> reducedShape;
+    for (int64_t a : o.dims)
+      reducedShape.push_back(in.shape[static_cast<size_t>(a)]);
+    std::vector<Slot> reduced = openNest(reducedShape);
+    std::vector<Ix> j;
+    size_t nextKept = 0, nextReduced = 0;
+    for (size_t d = 0; d < in.rank(); ++d) {
+      bool isReduced = std::binary_search(o.dims.begin(), o.dims.end(), static_cast<int64_t>(d));
+      j.push_back({static_cast<int64_t>(isReduced ? reduced[nextReduced++] : kept[nextKept++]), 0});
+    }
+    ExprPtr element = convert(load(x, j), in.dtype, acc);
+    if (!arg) {
+      accumulate(o.combiner, acc, accSlot, std::move(element));
+    } else {
+      // The first index of the extreme value; a NaN beats every number and
+      // the first NaN wins (NumPy's argmax/argmin).
+      Slot value = newSlot(computeType(acc));
+      assign(value, std::move(element));
+      CompareOp better = o.combiner == ir::Combiner::ArgMax ? CompareOp::Gt : CompareOp::Lt;
+      ExprPtr wins = makeCompare(better, var(value), var(accSlot));
+      if (ir::isFloatType(acc)) {
+        ExprPtr valueNaN = makeCompare(CompareOp::Ne, var(value), var(value));
+        ExprPtr bestNaN = makeCompare(CompareOp::Ne, var(accSlot), var(accSlot));
+        wins = makeBinary(BinaryOp::LogicalOr, std::move(wins),
+                          makeBinary(BinaryOp::LogicalAnd, std::move(valueNaN), makeUnary(UnaryOp::Not, std::move(bestNaN))));
+      }
+      auto take = std::make_unique<Stmt>();
+      take->kind = Stmt::Kind::If;
+      take->value = makeBinary(BinaryOp::LogicalOr, makeCompare(CompareOp::Eq, var(counter), i64(0)), std::move(wins));
+      std::vector<StmtPtr> *here = block_;
+      block_ = &take->body;
+      assign(accSlot, var(value));
+      assign(best, var(counter));
+      block_ = here;
+      emit(std::move(take));
+      assign(counter, makeBinary(BinaryOp::Add, var(counter), i64(1)));
+    }
+    block_ = keptBody;
+    ExprPtr result = arg ? var(best) : convert(var(accSlot), acc, type(r).dtype);
+    store(r, address(type(r), ixs(kept)), std::move(result));
+    block_ = saved;
+  }
+
+  void dotGeneral(const ir::Op &o) {
+    ValueId a = o.operands[0], b = o.operands[1], r = o.results[0];
+    const TensorType &ta = type(a), &tb = type(b);
+    DType acc = *o.acc;
+    define(r, o);
+    std::vector<StmtPtr> *saved = block_;
+    std::vector<Slot> outer = openNest(type(r).shape);
+    std::vector<StmtPtr> *outerBody = block_;
+    Slot accSlot = newSlot(computeType(acc));
+    assign(accSlot, identity(ir::Combiner::Sum, acc));
+    std::vector<int64_t> contractShape;
+    for (int64_t d : o.lhsContract)
+      contractShape.push_back(ta.shape[static_cast<size_t>(d)]);
+    std::vector<Slot> inner = openNest(contractShape);
+    // Result dims: batch, then lhs free, then rhs free (each in order).
+    auto operandIndex = [&](const TensorType &t, const std::vector<int64_t> &batch,
+                            const std::vector<int64_t> &contract, size_t freeStart) {
+      std::vector<Ix> j(t.rank());
+      for (size_t k = 0; k < batch.size(); ++k)
+        j[static_cast<size_t>(batch[k])] = {static_cast<int64_t>(outer[k]), 0};
+      for (size_t k = 0; k < contract.size(); ++k)
+        j[static_cast<size_t>(contract[k])] = {static_cast<int64_t>(inner[k]), 0};
+      size_t next = freeStart;
+      for (size_t d = 0; d < t.rank(); ++d)
+        if (std::find(batch.begin(), batch.end(), static_cast<int64_t>(d)) == batch.end() &&
+            std::find(contract.begin(), contract.end(), static_cast<int64_t>(d)) == contract.end())
+          j[d] = {static_cast<int64_t>(outer[next++]), 0};
+      return j;
+    };
+    size_t lhsFree = ta.rank() - o.lhsBatch.size() - o.lhsContract.size();
+    std::vector<Ix> ja = operandIndex(ta, o.lhsBatch, o.lhsContract, o.lhsBatch.size());
+    std::vector<Ix> jb = operandIndex(tb, o.rhsBatch, o.rhsContract, o.lhsBatch.size() + lhsFree);
+    // The product, rounded to the accumulator, then added: no fused multiply-add.
+    ExprPtr product = binaryElement(BinaryOp::Mul, acc, convert(load(a, ja), ta.dtype, acc),
+                                    convert(load(b, jb), tb.dtype, acc));
+    assign(accSlot, binaryElement(BinaryOp::Add, acc, var(accSlot), std::move(product)));
+    block_ = outerBody;
+    store(r, address(type(r), ixs(outer)), convert(var(accSlot), acc, type(r).dtype));
+    block_ = saved;
+  }
+
+  const ir::Function &f_;
+  Module &out_;
+  Function fn_;
+  std::vector<StmtPtr> *block_ = nullptr;
+  std::map<ValueId, Slot> buffer_;
+  std::map<ValueId, Slot> direct_;
+  std::set<ValueId> owned_;
+  std::vector<Slot> resultSlots_;
+};
+
+/// `NAME.entry(args)`: calls NAME with args[0], args[1], ... as its buffers.
+Function entryFunction(const ir::Function &f) {
+  Function e;
+  e.name = entryName(f.name);
+  e.slots = {Type::Ptr};
+  e.params = 1;
+  e.result = Type::Void;
+  std::vector<ExprPtr> buffers;
+  for (size_t i = 0; i < f.params.size() + f.resultTypes.size(); ++i)
+    buffers.push_back(makeLoad(Type::Ptr, makeVar(0, Type::Ptr), i64(static_cast<int64_t>(i))));
+  auto s = std::make_unique<Stmt>();
+  s->kind = Stmt::Kind::Eval;
+  s->value = makeCall(f.name, Type::Void, std::move(buffers));
+  e.body.push_back(std::move(s));
+  return e;
+}
+
+} // namespace
+
+void lowerTensorModule(const ir::Module &m, Module &out) {
+  for (const ir::Function &f : m.functions) {
+    out.functions.push_back(FunctionLowering(f, out).run());
+    out.functions.push_back(entryFunction(f));
+  }
+}
+
+} // namespace keel::loop

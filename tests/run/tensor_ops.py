@@ -1,0 +1,291 @@
+"""Helper of tensor-ops.test: runs tensor functions with `keel run --entry`
+on inputs made here, and compares every output bit for bit with a reference
+computed independently in NumPy (Debian python3-numpy): the same IEEE
+operations in the same order (reductions and contractions sequential, from
+index 0, each product rounded before it is added), transcendentals in f64
+by the C library and rounded once to f32, bf16 rounding written out here.
+
+usage: tensor_ops.py KEEL WORKDIR"""
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+PROGRAM = r"""
+fn arith(a: Tensor<f32, [N]>, b: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return (a + b) * a - b / a; }
+fn ex(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return exp(x); }
+fn lg(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return log(x); }
+fn th(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return tanh(x); }
+fn sg(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return sigmoid(x); }
+fn sl(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return silu(x); }
+fn ge(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return gelu(x); }
+fn sq(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return sqrt(x); }
+fn rs(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return rsqrt(x); }
+fn pw(a: Tensor<f32, [N]>, b: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return pow(a, b); }
+fn signs(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return relu(x) + abs(-x); }
+fn mx(a: Tensor<f32, [N]>, b: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return max(a, b); }
+fn mn(a: Tensor<f32, [N]>, b: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return min(a, b); }
+fn rowsum(x: Tensor<f32, [M, N]>) -> Tensor<f32, [M]> { return sum(x, axis: 1); }
+fn outersum(x: Tensor<f32, [A, B, C]>) -> Tensor<f32, [B]> { return sum(x, axis: [0, 2]); }
+fn rowsum64(x: Tensor<f32, [M, N]>) -> Tensor<f64, [M]> { return sum(x, axis: 1, acc: f64); }
+fn bsum(x: Tensor<bf16, [M, N]>) -> Tensor<bf16, [M]> { return sum(x, axis: 1) as bf16; }
+fn rowmean(x: Tensor<f32, [M, N]>) -> Tensor<f32, [M]> { return mean(x, axis: 1); }
+fn rowmax(x: Tensor<f32, [M, N]>) -> Tensor<f32, [M]> { return max(x, axis: 1); }
+fn rowargmax(x: Tensor<f32, [M, N]>) -> Tensor<i64, [M]> { return argmax(x, axis: 1); }
+fn rowargmin(x: Tensor<f32, [M, N]>) -> Tensor<i64, [M]> { return argmin(x, axis: 1); }
+fn mm(a: Tensor<f32, [M, K]>, b: Tensor<f32, [K, N]>) -> Tensor<f32, [M, N]> { return matmul(a, b); }
+fn bmm(a: Tensor<f32, [B, M, K]>, b: Tensor<f32, [B, K, N]>) -> Tensor<f32, [B, M, N]> { return matmul(a, b); }
+fn bfmm(a: Tensor<bf16, [M, K]>, b: Tensor<bf16, [K, N]>) -> Tensor<f32, [M, N]> { return matmul(a, b, acc: f32); }
+fn hadd(a: Tensor<f16, [N]>, b: Tensor<f16, [N]>) -> Tensor<f16, [N]> { return a * b + a; }
+fn badd(a: Tensor<bf16, [N]>, b: Tensor<bf16, [N]>) -> Tensor<bf16, [N]> { return a * b + a; }
+fn shapes(x: Tensor<i32, [A, B]>) -> Tensor<i32, [B, A]> { return transpose(x, [1, 0]); }
+fn resh(x: Tensor<i32, [A, B]>) -> Tensor<i32, [B, A]> { return reshape(x, [B, A]); }
+fn sl2(x: Tensor<i32, [A, B]>) -> Tensor<i32, [A, 2]> requires B >= 3 { return slice(x, axis: 1, start: 1, stop: 3); }
+fn cat(x: Tensor<i32, [A, B]>, y: Tensor<i32, [A, C]>) -> Tensor<i32, [A, B + C]> { return concat(x, y, axis: 1); }
+fn bc(x: Tensor<i32, [B]>, y: Tensor<i32, [A, B]>) -> Tensor<i32, [A, B]> { return x + y; }
+fn idiv(a: Tensor<i32, [N]>, b: Tensor<i32, [N]>) -> Tensor<i32, [N]> { return a / b; }
+fn irem(a: Tensor<i32, [N]>, b: Tensor<i32, [N]>) -> Tensor<i32, [N]> { return a % b; }
+fn iwrap(a: Tensor<i32, [N]>, b: Tensor<i32, [N]>) -> Tensor<i32, [N]> { return a * b - a; }
+fn toi32(x: Tensor<f32, [N]>) -> Tensor<i32, [N]> { return x as i32; }
+fn tof16(x: Tensor<f32, [N]>) -> Tensor<f16, [N]> { return x as f16; }
+fn tobf16(x: Tensor<f32, [N]>) -> Tensor<bf16, [N]> { return x as bf16; }
+fn tofp8(x: Tensor<f32, [N]>) -> Tensor<fp8e4m3fn, [N]> { return x as fp8e4m3fn; }
+fn cmp(a: Tensor<f32, [N]>, b: Tensor<f32, [N]>) -> Tensor<bool, [N]> { return a < b; }
+fn rnd(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return x; }
+"""
+
+F32 = np.float32
+
+
+def bf16_bits(values):
+    """Round f32 values to bf16 (nearest, ties to even), as uint16 bits."""
+    u = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    nan = np.isnan(np.asarray(values, dtype=np.float32))
+    rounded = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    canonical = np.where((u >> 31) == 1, 0xFFC0, 0x7FC0).astype(np.uint16)
+    return np.where(nan, canonical, rounded)
+
+
+def bf16_array(bits):
+    return np.array([(int(b),) for b in np.ravel(bits)], dtype=[("bf16", "<u2")]).reshape(np.shape(bits))
+
+
+def bf16_to_f32(bits):
+    return (np.asarray(bits, dtype=np.uint32) << 16).view(np.float32)
+
+
+def sequential(x, axis):
+    """The sum along `axis` from index 0 upward (ufunc.accumulate is in order)."""
+    return np.take(np.add.accumulate(x, axis=axis), -1, axis=axis)
+
+
+def via_f64(function):
+    return lambda x: np.array([function(float(v)) for v in x], dtype=np.float64).astype(F32)
+
+
+def ieee_max(a, b, is_max=True):
+    pick = np.where(a > b, a, b) if is_max else np.where(a < b, a, b)
+    tie = np.where(np.signbit(a) == is_max, b, a)  # max: the one without a sign bit
+    out = np.where(a == b, tie, pick)
+    out = np.where(np.isnan(b), b, out)
+    return np.where(np.isnan(a), a, out)
+
+
+def trunc_div(a, b):
+    out = []
+    for x, y in zip(a.tolist(), b.tolist()):
+        if y == 0:
+            out.append(0)
+        elif x == -(2**31) and y == -1:
+            out.append(x)
+        else:
+            q = abs(x) // abs(y)
+            out.append(q if (x < 0) == (y < 0) else -q)
+    return np.array(out, dtype=np.int32)
+
+
+def trunc_rem(a, b):
+    out = []
+    for x, y in zip(a.tolist(), b.tolist()):
+        if y == 0:
+            out.append(x)
+        elif y == -1:
+            out.append(0)
+        else:
+            r = abs(x) % abs(y)
+            out.append(-r if x < 0 else r)
+    return np.array(out, dtype=np.int32)
+
+
+def saturate_i32(x):
+    out = []
+    for v in x.tolist():
+        if math.isnan(v):
+            out.append(0)
+        elif v >= 2**31:
+            out.append(2**31 - 1)
+        elif v < -(2**31):
+            out.append(-(2**31))
+        else:
+            out.append(int(v))  # toward zero
+    return np.array(out, dtype=np.int32)
+
+
+def splitmix_uniform(seed, count):
+    state, out = seed, []
+    mask = (1 << 64) - 1
+    for _ in range(count):
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        z ^= z >> 31
+        out.append((z >> 40) / 2.0**24)
+    return np.array(out, dtype=np.float32)
+
+
+def cases():
+    rng = np.random.default_rng(20261129)
+    n = 64
+    a = rng.standard_normal(n).astype(F32) * F32(3)
+    b = rng.standard_normal(n).astype(F32) * F32(3)
+    wide = (rng.standard_normal(n) * 30).astype(F32)
+    positive = np.exp(rng.uniform(-80, 80, n)).astype(F32)
+    special = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, 1.0, -1.0, 5e-45], dtype=F32)
+    special2 = np.array([1.0, 0.0, -0.0, np.nan, np.inf, 1.0, np.nan, -5e-45], dtype=F32)
+    mixed = (rng.standard_normal((3, 100)) * np.exp(rng.uniform(-20, 20, (3, 100)))).astype(F32)
+    cube = rng.standard_normal((4, 5, 6)).astype(F32)
+    nanrows = rng.standard_normal((3, 6)).astype(F32)
+    nanrows[1, 2] = np.nan
+    nanrows[1, 4] = np.nan
+    nanrows[2, :] = np.array([1, 5, 5, -2, -2, 0], dtype=F32)
+    m1, m2 = rng.standard_normal((5, 7)).astype(F32), rng.standard_normal((7, 3)).astype(F32)
+    b1, b2 = rng.standard_normal((2, 3, 4)).astype(F32), rng.standard_normal((2, 4, 5)).astype(F32)
+    bfa, bfb = bf16_bits(rng.standard_normal((4, 9))), bf16_bits(rng.standard_normal((9, 3)))
+    ints = rng.integers(-1000, 1000, (3, 4)).astype(np.int32)
+    ia = np.array([7, -7, 7, -7, -(2**31), -(2**31), 5, 0, 2**31 - 1], dtype=np.int32)
+    ib = np.array([2, 2, -2, -2, -1, 0, 0, 3, 2**31 - 1], dtype=np.int32)
+    casts = np.array([1.5, -1.5, 2.5, 3e9, -3e9, np.nan, np.inf, -np.inf, 65520.0, 1e-8, 6.1e-5,
+                      1000.0, -1000.0, 448.0, 0.0013, 3.0e38], dtype=F32)
+    h1 = rng.standard_normal(n).astype(np.float16)
+    h2 = rng.standard_normal(n).astype(np.float16)
+    bb1, bb2 = bf16_bits(rng.standard_normal(n)), bf16_bits(rng.standard_normal(n))
+
+    def bf_mul_add(x, y):
+        fx, fy = bf16_to_f32(x).astype(np.float64), bf16_to_f32(y).astype(np.float64)
+        prod = bf16_to_f32(bf16_bits((fx * fy).astype(F32)))  # exact in f64, one rounding
+        return bf16_bits((prod.astype(np.float64) + fx).astype(F32))
+
+    def bfmm_ref(x, y):
+        fx, fy = bf16_to_f32(x), bf16_to_f32(y)
+        acc = np.full((x.shape[0], y.shape[1]), -0.0, dtype=F32)
+        for k in range(x.shape[1]):
+            acc = acc + fx[:, k:k + 1] * fy[k:k + 1, :]  # products exact in f32
+        return acc
+
+    def mm_ref(x, y):
+        acc = np.full(x.shape[:-1] + y.shape[-1:], -0.0, dtype=F32)
+        for k in range(x.shape[-1]):
+            acc = acc + x[..., :, k:k + 1] * y[..., k:k + 1, :]
+        return acc
+
+    return [
+        ("arith", {"a": a, "b": b}, lambda: (a + b) * a - b / a),
+        ("ex", {"x": wide}, lambda: via_f64(math.exp)(np.clip(wide, -200, 80))),
+        ("lg", {"x": positive}, lambda: via_f64(math.log)(positive)),
+        ("th", {"x": a}, lambda: via_f64(math.tanh)(a)),
+        ("sg", {"x": wide}, lambda: via_f64(lambda v: 1 / (1 + math.exp(-v)))(wide)),
+        ("sl", {"x": wide}, lambda: via_f64(lambda v: v / (1 + math.exp(-v)))(wide)),
+        ("ge", {"x": wide}, lambda: via_f64(lambda v: 0.5 * v * math.erfc(-v / math.sqrt(2)))(wide)),
+        ("sq", {"x": positive}, lambda: np.sqrt(positive)),
+        ("rs", {"x": positive}, lambda: via_f64(lambda v: 1 / math.sqrt(v))(positive)),
+        ("pw", {"a": np.abs(a), "b": b}, lambda: via_f64(lambda v: v)(np.abs(a).astype(np.float64) ** b.astype(np.float64))),
+        ("signs", {"x": special}, lambda: np.where(np.isnan(special), special, np.where(special > 0, special, F32(0)))
+         + np.abs(special)),
+        ("mx", {"a": special, "b": special2}, lambda: ieee_max(special, special2, True)),
+        ("mn", {"a": special, "b": special2}, lambda: ieee_max(special, special2, False)),
+        ("rowsum", {"x": mixed}, lambda: sequential(mixed, 1)),
+        ("outersum", {"x": cube}, lambda: sequential(cube.transpose(1, 0, 2).reshape(5, 24), 1)),
+        ("rowsum64", {"x": mixed}, lambda: sequential(mixed.astype(np.float64), 1)),
+        ("bsum", {"x": bf16_array(bf16_bits(mixed))},
+         lambda: bf16_array(bf16_bits(sequential(bf16_to_f32(bf16_bits(mixed)), 1)))),
+        ("rowmean", {"x": mixed}, lambda: sequential(mixed, 1) / F32(100)),
+        ("rowmax", {"x": nanrows}, lambda: np.max(nanrows, axis=1)),
+        ("rowargmax", {"x": nanrows}, lambda: np.argmax(nanrows, axis=1).astype(np.int64)),
+        ("rowargmin", {"x": nanrows}, lambda: np.argmin(nanrows, axis=1).astype(np.int64)),
+        ("mm", {"a": m1, "b": m2}, lambda: mm_ref(m1, m2)),
+        ("bmm", {"a": b1, "b": b2}, lambda: mm_ref(b1, b2)),
+        ("bfmm", {"a": bf16_array(bfa), "b": bf16_array(bfb)}, lambda: bfmm_ref(bfa, bfb)),
+        ("hadd", {"a": h1, "b": h2}, lambda: h1 * h2 + h1),
+        ("badd", {"a": bf16_array(bb1), "b": bf16_array(bb2)}, lambda: bf16_array(bf_mul_add(bb1, bb2))),
+        ("shapes", {"x": ints}, lambda: ints.T),
+        ("resh", {"x": ints}, lambda: ints.reshape(4, 3)),
+        ("sl2", {"x": ints}, lambda: ints[:, 1:3]),
+        ("cat", {"x": ints, "y": ints[:, :2] * 3}, lambda: np.concatenate([ints, ints[:, :2] * 3], axis=1)),
+        ("bc", {"x": ints[0], "y": ints}, lambda: ints[0][None, :] + ints),
+        ("idiv", {"a": ia, "b": ib}, lambda: trunc_div(ia, ib)),
+        ("irem", {"a": ia, "b": ib}, lambda: trunc_rem(ia, ib)),
+        ("iwrap", {"a": ia, "b": ib},
+         lambda: np.array([((x * y - x + 2**31) % 2**32) - 2**31 for x, y in zip(ia.tolist(), ib.tolist())],
+                          dtype=np.int32)),
+        ("toi32", {"x": casts}, lambda: saturate_i32(casts)),
+        ("tof16", {"x": casts}, lambda: casts.astype(np.float16)),
+        ("tobf16", {"x": casts}, lambda: bf16_array(bf16_bits(casts))),
+        # fp8e4m3fn by hand: 1.5 0x3c, 2.5 0x42, saturation to 448 (0x7e), NaN 0x7f/0xff,
+        # 0.0013 -> 2^-9 * 0.67 rounds to the subnormal 1 * 2^-9 (0x01).
+        ("tofp8", {"x": casts}, lambda: np.array(
+            [(v,) for v in [0x3C, 0xBC, 0x42, 0x7E, 0xFE, 0x7F, 0x7E, 0xFE, 0x7E, 0x00, 0x00,
+                            0x7E, 0xFE, 0x7E, 0x01, 0x7E]], dtype=[("fp8e4m3fn", "|u1")])),
+        ("cmp", {"a": special, "b": special2}, lambda: special < special2),
+        ("rnd", {"x": "random:7"}, lambda: splitmix_uniform(7, 10)),
+    ]
+
+
+def same(got, want):
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return False
+    if want.dtype.kind == "f":
+        g, w = got.ravel(), want.ravel()
+        both_nan = np.isnan(g) & np.isnan(w)
+        bits = g.view(np.uint8).reshape(len(g), -1) == w.view(np.uint8).reshape(len(w), -1)
+        return bool(np.all(both_nan | np.all(bits, axis=1)))
+    return got.tobytes() == want.tobytes()
+
+
+def main():
+    keel, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    source = os.path.join(work, "ops.sfn")
+    with open(source, "w") as f:
+        f.write(PROGRAM)
+    failures = 0
+    for name, inputs, reference in cases():
+        command = [keel, "run", source, "--entry", name, "--out", work]
+        for param, value in inputs.items():
+            if isinstance(value, str):
+                command += ["--arg", f"{param}={value}", "--bind", "N=10"]
+                continue
+            path = os.path.join(work, f"{name}.{param}.npy")
+            np.save(path, value)
+            command += ["--arg", f"{param}={path}"]
+        run = subprocess.run(command, capture_output=True, text=True)
+        if run.returncode != 0:
+            print(f"FAIL {name}: keel exited {run.returncode}: {run.stderr}")
+            failures += 1
+            continue
+        got = np.load(os.path.join(work, name + ".npy"))
+        with np.errstate(over="ignore", invalid="ignore"):
+            want = np.asarray(reference())
+        if not same(got, want):
+            print(f"FAIL {name}:\n got  {got!r}\n want {want!r}")
+            failures += 1
+        else:
+            print(f"ok {name}")
+    print(f"{failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
