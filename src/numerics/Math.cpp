@@ -311,8 +311,8 @@ double geluF64(double x) {
     return kInf;
   if (x == -kInf || x < -40.0) // |gelu| < 2^-1100
     return -0.0;
-  if (x > 40.0)
-    return x; // Phi(x) = 1 - (< 2^-1100)
+  if (x > 40.0 || x == 0)
+    return x; // Phi(x) = 1 - (< 2^-1100); gelu(-0) = -0
   DD t = mul(DD{kInvSqrt2Hi, kInvSqrt2Lo}, x); // x / sqrt(2)
   if (absolute(x) < 4.25) {
     // Phi(x) = (1 + erf(t)) / 2.
