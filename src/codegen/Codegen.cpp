@@ -218,6 +218,20 @@ private:
       b_.CreateStore(value, b_.CreateGEP(carrier(s.value->type), base, index));
       return;
     }
+    case loop::Stmt::Kind::CheckIndex: {
+      // One unsigned comparison covers negative indices too.
+      llvm::Value *index = expr(*s.value);
+      llvm::BasicBlock *fail = llvm::BasicBlock::Create(ctx_, "index.fail", fn_);
+      llvm::BasicBlock *ok = llvm::BasicBlock::Create(ctx_, "index.ok", fn_);
+      b_.CreateCondBr(b_.CreateICmpULT(index, b_.getInt64(static_cast<uint64_t>(s.extent))), ok, fail);
+      b_.SetInsertPoint(fail);
+      callHelper("keel_rt_index_error", b_.getVoidTy(),
+                 {index, b_.getInt64(static_cast<uint64_t>(s.extent)), b_.getInt64(static_cast<uint64_t>(s.axis)),
+                  b_.CreateGlobalString(s.loc.file), b_.getInt32(s.loc.line), b_.getInt32(s.loc.column)});
+      b_.CreateUnreachable();
+      b_.SetInsertPoint(ok);
+      return;
+    }
     case loop::Stmt::Kind::Free:
       callHelper("keel_rt_free", b_.getVoidTy(), {b_.CreateLoad(b_.getPtrTy(), slots_[s.slot])});
       return;
@@ -252,6 +266,16 @@ private:
       }
       llvm::Value *v = expr(*p.value);
       Type t = p.value->type;
+      if (p.tensorDType >= 0) {
+        std::vector<uint64_t> dims(p.shape.begin(), p.shape.end());
+        auto *init = llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<uint64_t>(dims));
+        auto *g = new llvm::GlobalVariable(m_, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init,
+                                           "keel.shape");
+        callHelper("keel_rt_print_elements", b_.getVoidTy(),
+                   {v, b_.getInt32(static_cast<uint32_t>(p.tensorDType)), b_.getInt32(static_cast<uint32_t>(p.shape.size())),
+                    g});
+        continue;
+      }
       if (t == Type::Bool)
         callHelper("keel_rt_print_bool", b_.getVoidTy(), {b_.CreateZExt(v, b_.getInt8Ty())});
       else if (loop::isIntegerType(t))
@@ -277,6 +301,8 @@ private:
         return llvm::ConstantFP::get(ctx_, llvm::APFloat(llvm::APFloat::IEEEsingle(), llvm::APInt(32, e.bits)));
       if (c->isDoubleTy())
         return llvm::ConstantFP::get(ctx_, llvm::APFloat(llvm::APFloat::IEEEdouble(), llvm::APInt(64, e.bits)));
+      if (c->isPointerTy())
+        return llvm::ConstantPointerNull::get(b_.getPtrTy());
       return llvm::ConstantInt::get(c, e.bits);
     }
     case loop::Expr::Kind::Var: return b_.CreateLoad(carrier(e.type), slots_[e.slot]);
@@ -551,6 +577,8 @@ llvm::orc::SymbolMap helperSymbols(llvm::orc::LLJIT &jit) {
   add("keel_rt_assert_fail", &keel_rt_assert_fail);
   add("keel_rt_internal_error", &keel_rt_internal_error);
   add("keel_rt_alloc", &keel_rt_alloc);
+  add("keel_rt_index_error", &keel_rt_index_error);
+  add("keel_rt_print_elements", &keel_rt_print_elements);
   add("keel_rt_free", &keel_rt_free);
 #define KEEL_BIND_MATH(NAME)                                                   \
   add("keel_" #NAME "_f32", &keel_##NAME##_f32);                               \

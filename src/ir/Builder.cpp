@@ -155,6 +155,38 @@ public:
     return std::move(module_);
   }
 
+  /// A tensor expression of scalar code as function `name`: the variables
+  /// it reads are its parameters (`params`, in order); no shape variables.
+  std::optional<TensorType> expression(const Expr &e, const std::vector<std::pair<std::string, TensorType>> &params,
+                                       const std::string &name) {
+    Function f;
+    f.name = name;
+    f.loc = location(e.span);
+    fn_ = &f;
+    env_.clear();
+    bindings_.clear();
+    try {
+      for (const auto &[param, t] : params) {
+        ValueId v = f.newValue(t);
+        f.params.push_back(v);
+        env_[param] = v;
+      }
+      ValueId r = value(e);
+      f.resultTypes.push_back(f.valueTypes[r]);
+      Op ret = make(OpKind::Return, {r});
+      ret.loc = location(e.span);
+      f.ops.push_back(std::move(ret));
+    } catch (const Fail &) {
+      fn_ = nullptr;
+      return std::nullopt;
+    }
+    fn_ = nullptr;
+    TensorType result = f.resultTypes[0];
+    module_.functions.push_back(std::move(f));
+    return result;
+  }
+  Module &module() { return module_; }
+
 private:
   //===-- Instantiation ----------------------------------------------------===//
 
@@ -752,5 +784,22 @@ std::optional<Module> build(const SourceManager &sources, const Program &program
                             const BuildRequest &request, DiagnosticEngine &diags) {
   return Builder(sources, program, checked, diags).run(request);
 }
+
+struct ExpressionBuilder::Impl {
+  Builder builder;
+};
+
+ExpressionBuilder::ExpressionBuilder(const SourceManager &sources, const syntax::Program &program,
+                                     const sema::CheckedProgram &checked, DiagnosticEngine &diags)
+    : impl_(new Impl{Builder(sources, program, checked, diags)}) {}
+ExpressionBuilder::~ExpressionBuilder() = default;
+
+std::optional<TensorType> ExpressionBuilder::build(const syntax::Expr &e,
+                                                   const std::vector<std::pair<std::string, TensorType>> &params,
+                                                   const std::string &name) {
+  return impl_->builder.expression(e, params, name);
+}
+
+Module &ExpressionBuilder::module() { return impl_->builder.module(); }
 
 } // namespace keel::ir

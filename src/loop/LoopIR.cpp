@@ -206,7 +206,9 @@ private:
     std::string s;
     for (size_t i = 0; i < parts.size(); ++i) {
       s += i ? ", " : "";
-      if (parts[i].value)
+      if (parts[i].value && parts[i].tensorDType >= 0) {
+        s += "tensor(" + expr(*parts[i].value) + ")";
+      } else if (parts[i].value)
         s += expr(*parts[i].value);
       else {
         s += '"';
@@ -257,6 +259,10 @@ private:
                expr(*s->index) + "] = " + expr(*s->value) + "\n";
         break;
       case Stmt::Kind::Free: out += pad + "free %" + std::to_string(s->slot) + "\n"; break;
+      case Stmt::Kind::CheckIndex:
+        out += pad + "check_index " + expr(*s->value) + " < " + std::to_string(s->extent) + " (axis " +
+               std::to_string(s->axis) + ")\n";
+        break;
       }
     }
   }
@@ -313,7 +319,10 @@ private:
       return false;
     };
     switch (e.kind) {
-    case Expr::Kind::Const: break;
+    case Expr::Kind::Const:
+      if ((e.type == Type::Ptr && e.bits != 0) || e.type == Type::Void)
+        problem("a constant ptr other than null, or a void constant");
+      break;
     case Expr::Kind::Var:
       if (e.slot >= f_->slots.size() || f_->slots[e.slot] != e.type)
         problem("variable %" + std::to_string(e.slot) + " used with the wrong type or out of range");
@@ -417,6 +426,10 @@ private:
       case Stmt::Kind::Free:
         if (s->slot >= f_->slots.size() || f_->slots[s->slot] != Type::Ptr)
           problem("`free` of a variable that is not a ptr");
+        break;
+      case Stmt::Kind::CheckIndex:
+        if (expr(*s->value) != Type::I64 || s->extent <= 0)
+          problem("`check_index` needs an i64 index and a positive extent");
         break;
       case Stmt::Kind::Print:
         for (const TextPart &p : s->text)

@@ -1,8 +1,13 @@
 //===- Lower.cpp - Checked scalar functions and tests to the loop IR -----===//
 #include "keel/loop/Lower.h"
 
+#include "keel/ir/Builder.h"
+#include "keel/ir/Text.h"
+#include "keel/ir/Verifier.h"
+#include "keel/loop/LowerTensor.h"
 #include "keel/syntax/Codes.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 
@@ -47,10 +52,43 @@ bool isScalarSignature(const sema::FunctionSig &s) {
   return s.result.is(sema::Type::Kind::Scalar) || s.result.is(sema::Type::Kind::Void);
 }
 
+/// The names an expression reads (its free variables, in first-use order).
+void namesIn(const syntax::Expr &e, std::vector<const NameExpr *> &out) {
+  switch (e.kind) {
+  case ExprKind::Name: out.push_back(e.as<NameExpr>()); return;
+  case ExprKind::Unary: namesIn(*e.as<UnaryExpr>()->operand, out); return;
+  case ExprKind::Binary:
+    namesIn(*e.as<BinaryExpr>()->lhs, out);
+    namesIn(*e.as<BinaryExpr>()->rhs, out);
+    return;
+  case ExprKind::Cast: namesIn(*e.as<CastExpr>()->operand, out); return;
+  case ExprKind::Call:
+    for (const Arg &a : e.as<CallExpr>()->args)
+      namesIn(*a.value, out);
+    return;
+  case ExprKind::Index:
+    namesIn(*e.as<IndexExpr>()->base, out);
+    for (const syntax::ExprPtr &i : e.as<IndexExpr>()->indices)
+      namesIn(*i, out);
+    return;
+  case ExprKind::Array:
+    for (const syntax::ExprPtr &i : e.as<ArrayExpr>()->elements)
+      namesIn(*i, out);
+    return;
+  case ExprKind::String:
+    for (const StringPart &p : e.as<StringExpr>()->parts)
+      if (p.expr)
+        namesIn(*p.expr, out);
+    return;
+  case ExprKind::Int: case ExprKind::Float: case ExprKind::Bool: return;
+  }
+}
+
 class Lowerer {
 public:
-  Lowerer(const SourceManager &sources, const sema::CheckedProgram &checked, DiagnosticEngine &diags)
-      : src_(sources), checked_(checked), diags_(diags) {}
+  Lowerer(const SourceManager &sources, const Program &program, const sema::CheckedProgram &checked,
+          DiagnosticEngine &diags)
+      : src_(sources), checked_(checked), diags_(diags), tensors_(sources, program, checked, diags) {}
 
   Module module;
 
@@ -64,6 +102,7 @@ public:
       scopes_.back()[fn.params[i].name] = newSlot(typeOf(sig.params[i]));
     f_->params = fn.params.size();
     block(fn.body, f_->body);
+    end();
     module.functions.push_back(std::move(f));
   }
 
@@ -73,14 +112,208 @@ public:
     f.loc = location(t.nameSpan);
     begin(f);
     block(t.body, f_->body);
+    end();
     module.tests.push_back({t.name, f.name});
     module.functions.push_back(std::move(f));
+  }
+
+  /// The tensor functions scalar code used, through the CPU oracle.
+  void finish() {
+    ir::Module &m = tensors_.module();
+    for (const ir::VerifierError &e : ir::verify(m)) {
+      Diagnostic &d = diags_.internalError(Span{}, "the IR built for scalar code fails verification: " + e.message);
+      if (e.function)
+        d.note("in this IR:\n" + ir::print(*e.function, {true}));
+      throw Fail{};
+    }
+    lowerTensorModule(m, module);
   }
 
 private:
   void begin(Function &f) {
     f_ = &f;
     scopes_.assign(1, {});
+    tensorVars_.clear();
+  }
+  /// Tensor variables start null and are freed when the function ends.
+  void end() {
+    std::vector<StmtPtr> init;
+    for (Slot v : tensorVars_) {
+      auto st = std::make_unique<Stmt>();
+      st->kind = Stmt::Kind::Assign;
+      st->slot = v;
+      st->value = makeConst(Type::Ptr, 0);
+      init.push_back(std::move(st));
+    }
+    freeTensorVariables(f_->body);
+    f_->body.insert(f_->body.begin(), std::make_move_iterator(init.begin()), std::make_move_iterator(init.end()));
+  }
+  void freeTensorVariables(std::vector<StmtPtr> &out) {
+    for (Slot v : tensorVars_)
+      out.push_back(freeStmt(v));
+  }
+  static StmtPtr freeStmt(Slot v) {
+    auto st = std::make_unique<Stmt>();
+    st->kind = Stmt::Kind::Free;
+    st->slot = v;
+    return st;
+  }
+  bool isTensor(const syntax::Expr &e) const {
+    auto it = checked_.exprTypes.find(&e);
+    return it != checked_.exprTypes.end() && it->second.is(sema::Type::Kind::Tensor);
+  }
+  std::optional<Slot> find(const std::string &name) const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+      if (auto found = it->find(name); found != it->end())
+        return found->second;
+    return std::nullopt;
+  }
+
+  //===-- Tensors in scalar code -------------------------------------------===//
+
+  /// Computes tensor expression `e` into fresh memory (a Ptr slot the
+  /// caller owns): `e` becomes a tensor IR function of the variables it
+  /// reads, run by the CPU oracle; scalars travel as one-element buffers.
+  Slot computeTensor(const syntax::Expr &e) {
+    std::vector<const NameExpr *> names;
+    namesIn(e, names);
+    std::vector<std::pair<std::string, ir::TensorType>> params;
+    std::vector<Slot> slots;
+    for (const NameExpr *n : names) {
+      std::optional<Slot> slot = find(n->name);
+      if (!slot || std::find(slots.begin(), slots.end(), *slot) != slots.end())
+        continue; // not a variable (a shape variable, a function), or seen
+      if (auto t = tensorTypes_.find(*slot); t != tensorTypes_.end())
+        params.push_back({n->name, t->second});
+      else
+        params.push_back({n->name, ir::TensorType::make(checked_.exprTypes.at(n).scalar, {})});
+      slots.push_back(*slot);
+    }
+    std::string name = f_->name + ".tensor" + std::to_string(expressions_++);
+    std::optional<ir::TensorType> result = tensors_.build(e, params, name);
+    if (!result)
+      throw Fail{};
+    std::vector<ExprPtr> args;
+    std::vector<Slot> scalarBuffers;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (tensorTypes_.count(slots[i])) {
+        args.push_back(makeVar(slots[i], Type::Ptr));
+        continue;
+      }
+      Slot buffer = allocate(params[i].second, e.span);
+      auto st = std::make_unique<Stmt>();
+      st->kind = Stmt::Kind::Store;
+      st->slot = buffer;
+      st->index = makeConst(Type::I64, 0);
+      st->value = makeCast(makeVar(slots[i], f_->slots[slots[i]]), storageType(params[i].second.dtype));
+      out_->push_back(std::move(st));
+      args.push_back(makeVar(buffer, Type::Ptr));
+      scalarBuffers.push_back(buffer);
+    }
+    Slot out = allocate(*result, e.span);
+    args.push_back(makeVar(out, Type::Ptr));
+    auto call = std::make_unique<Stmt>();
+    call->kind = Stmt::Kind::Eval;
+    call->value = makeCall(name, Type::Void, std::move(args));
+    out_->push_back(std::move(call));
+    for (Slot b : scalarBuffers)
+      out_->push_back(freeStmt(b));
+    return out;
+  }
+
+  /// A Ptr slot holding fresh memory for a tensor of type `t`.
+  Slot allocate(const ir::TensorType &t, Span at) {
+    Slot slot = newSlot(Type::Ptr);
+    tensorTypes_[slot] = t;
+    auto alloc = std::make_unique<Expr>();
+    alloc->kind = Expr::Kind::Alloc;
+    alloc->type = Type::Ptr;
+    alloc->loc = location(at);
+    alloc->operands.push_back(
+        makeConst(Type::I64, static_cast<uint64_t>(*t.elementCount() * (typeBits(storageType(t.dtype)) / 8))));
+    auto st = std::make_unique<Stmt>();
+    st->kind = Stmt::Kind::Assign;
+    st->slot = slot;
+    st->value = std::move(alloc);
+    out_->push_back(std::move(st));
+    return slot;
+  }
+
+  /// A tensor to read: a variable's own buffer, or a temporary freed after
+  /// the current statement.
+  Slot tensorOperand(const syntax::Expr &e) {
+    if (auto *n = e.as<NameExpr>())
+      if (std::optional<Slot> slot = find(n->name); slot && tensorTypes_.count(*slot))
+        return *slot;
+    Slot t = computeTensor(e);
+    temps_.push_back(t);
+    return t;
+  }
+
+  /// `let x = tensor` or `x = tensor`: the new value first (it may read
+  /// the old), then the old one freed.
+  void assignTensor(Slot variable, const syntax::Expr &value, Span at) {
+    Slot fresh = computeTensor(value);
+    tensorTypes_[variable] = tensorTypes_.at(fresh);
+    out_->push_back(freeStmt(variable));
+    auto st = make(Stmt::Kind::Assign, at);
+    st->slot = variable;
+    st->value = makeVar(fresh, Type::Ptr);
+    out_->push_back(std::move(st));
+  }
+
+  /// x[i, j]: each index checked against its dimension, then the element.
+  ExprPtr element(const IndexExpr &ix, Type type) {
+    Slot base = tensorOperand(*ix.base);
+    const ir::TensorType &t = tensorTypes_.at(base);
+    ExprPtr address;
+    int64_t stride = 1;
+    for (size_t d = ix.indices.size(); d-- > 0;) {
+      Slot index = newSlot(Type::I64);
+      auto st = make(Stmt::Kind::Assign, ix.indices[d]->span);
+      st->slot = index;
+      st->value = makeCast(expr(*ix.indices[d]), Type::I64);
+      out_->push_back(std::move(st));
+      auto check = make(Stmt::Kind::CheckIndex, ix.indices[d]->span);
+      check->value = makeVar(index, Type::I64);
+      check->extent = t.shape[d];
+      check->axis = static_cast<int64_t>(d);
+      out_->push_back(std::move(check));
+      ExprPtr term = makeBinary(BinaryOp::Mul, makeVar(index, Type::I64), makeConst(Type::I64, static_cast<uint64_t>(stride)));
+      address = address ? makeBinary(BinaryOp::Add, std::move(term), std::move(address)) : std::move(term);
+      stride *= t.shape[d];
+    }
+    if (!address)
+      address = makeConst(Type::I64, 0);
+    ExprPtr value = makeLoad(storageType(t.dtype), makeVar(base, Type::Ptr), std::move(address));
+    if (t.dtype == ir::DType::Bool)
+      return makeCompare(CompareOp::Ne, std::move(value), makeConst(Type::U8, 0));
+    return makeCast(std::move(value), type);
+  }
+
+  /// Math built-ins on scalars (exp(x), max(a, b), ...): the same element
+  /// definitions as the tensor operations; null for other calls.
+  ExprPtr scalarMath(const CallExpr &c, const syntax::Expr &e) {
+    if (isTensor(e))
+      return nullptr;
+    ir::DType t = checked_.exprTypes.at(&e).scalar;
+    if (c.args.size() == 1) {
+      std::optional<ir::UnaryCode> code = ir::parseUnary(c.callee == "bitwise_not" ? "not" : c.callee);
+      if (code && c.callee != "not")
+        return unaryElement(*code, t, expr(*c.args[0].value));
+    }
+    if (c.args.size() == 2 && (c.callee == "pow" || c.callee == "min" || c.callee == "max")) {
+      BinaryOp op = c.callee == "pow" ? BinaryOp::Pow : c.callee == "min" ? BinaryOp::Min : BinaryOp::Max;
+      return binaryElement(op, t, expr(*c.args[0].value), expr(*c.args[1].value));
+    }
+    return nullptr;
+  }
+
+  /// Frees the current statement's temporaries into `out`.
+  void flushTemps(std::vector<StmtPtr> &out) {
+    for (Slot t : temps_)
+      out.push_back(freeStmt(t));
+    temps_.clear();
   }
   Slot newSlot(Type t) {
     f_->slots.push_back(t);
@@ -93,20 +326,14 @@ private:
     return {std::string(src_.name(s.file)), lc.line, lc.column};
   }
   [[noreturn]] void unsupported(Span at, const std::string &what) {
-    diags_.error(code::E0500, at, what + " does not run on the CPU yet")
-        .note("scalar code runs today; tensor functions and scalar math built-ins come with the CPU oracle");
+    diags_.error(code::E0500, at, what + " does not run on the CPU yet");
     throw Fail{};
   }
   Type checkedType(const syntax::Expr &e) const {
     auto it = checked_.exprTypes.find(&e);
     return it == checked_.exprTypes.end() ? Type::Void : typeOf(it->second);
   }
-  Slot lookup(const std::string &name) const {
-    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
-      if (auto found = it->find(name); found != it->end())
-        return found->second;
-    return 0;
-  }
+  Slot lookup(const std::string &name) const { return find(name).value_or(0); }
 
   static uint64_t integerBits(Type t, int64_t v) {
     int bits = typeBits(t);
@@ -149,6 +376,10 @@ private:
     }
     case ExprKind::Call: {
       auto &c = *e.as<CallExpr>();
+      if (ExprPtr math = scalarMath(c, e)) {
+        out = std::move(math);
+        break;
+      }
       auto it = checked_.functions.find(c.callee);
       if (it == checked_.functions.end())
         unsupported(e.span, "`" + c.callee + "`");
@@ -160,8 +391,8 @@ private:
       out = makeCall(c.callee, typeOf(it->second.result), std::move(args));
       break;
     }
+    case ExprKind::Index: out = element(*e.as<IndexExpr>(), type); break;
     case ExprKind::String:
-    case ExprKind::Index:
     case ExprKind::Array:
       unsupported(e.span, "this expression");
     }
@@ -215,11 +446,19 @@ private:
     std::vector<TextPart> parts;
     if (auto *s = e.as<StringExpr>()) {
       for (const StringPart &p : s->parts)
-        parts.push_back({p.text, p.expr ? expr(*p.expr) : nullptr});
+        parts.push_back(p.expr ? value(*p.expr) : TextPart{p.text, nullptr});
       return parts;
     }
-    parts.push_back({"", expr(e)});
+    parts.push_back(value(e));
     return parts;
+  }
+  /// A printed value: a scalar, or a tensor (by its buffer and type).
+  TextPart value(const syntax::Expr &e) {
+    if (!isTensor(e))
+      return {"", expr(e)};
+    Slot t = tensorOperand(e);
+    const ir::TensorType &type = tensorTypes_.at(t);
+    return {"", makeVar(t, Type::Ptr), static_cast<int>(type.dtype), type.shape};
   }
 
   StmtPtr make(Stmt::Kind k, Span at) {
@@ -236,10 +475,30 @@ private:
     scopes_.pop_back();
   }
 
+  /// Lowers one statement into `out`: code that computes its tensor
+  /// operands goes first, their temporaries are freed after it.
   void stmt(const syntax::Stmt &s, std::vector<StmtPtr> &out) {
+    std::vector<StmtPtr> *savedOut = out_;
+    std::vector<Slot> savedTemps = std::move(temps_);
+    temps_.clear();
+    out_ = &out;
+    statement(s, out);
+    flushTemps(out);
+    out_ = savedOut;
+    temps_ = std::move(savedTemps);
+  }
+
+  void statement(const syntax::Stmt &s, std::vector<StmtPtr> &out) {
     switch (s.kind) {
     case StmtKind::Let: {
       auto &l = *s.as<LetStmt>();
+      if (isTensor(*l.init)) {
+        Slot variable = newSlot(Type::Ptr);
+        tensorVars_.push_back(variable);
+        scopes_.back()[l.name] = variable;
+        assignTensor(variable, *l.init, s.span);
+        return;
+      }
       ExprPtr value = expr(*l.init);
       Slot slot = newSlot(value->type);
       scopes_.back()[l.name] = slot;
@@ -252,6 +511,12 @@ private:
     case StmtKind::Assign: {
       auto &a = *s.as<AssignStmt>();
       Slot slot = lookup(a.name);
+      if (tensorTypes_.count(slot)) {
+        if (a.op != Tok::Assign)
+          unsupported(s.span, "a compound assignment to a tensor (write `" + a.name + " = " + a.name + " + ...`)");
+        assignTensor(slot, *a.value, s.span);
+        return;
+      }
       ExprPtr value = expr(*a.value);
       if (a.op != Tok::Assign) {
         BinaryOp op = a.op == Tok::PlusAssign ? BinaryOp::Add : a.op == Tok::MinusAssign ? BinaryOp::Sub
@@ -294,12 +559,18 @@ private:
     }
     case StmtKind::While: {
       // while c { body }  ->  loop { if !c { break } body }
+      // (the condition's tensor temporaries are freed on both ways out).
       auto &w = *s.as<WhileStmt>();
       auto st = make(Stmt::Kind::Loop, s.span);
       auto guard = make(Stmt::Kind::If, w.cond->span);
+      out_ = &st->body;
       guard->value = makeUnary(UnaryOp::Not, expr(*w.cond));
+      for (Slot t : temps_)
+        guard->body.push_back(freeStmt(t));
       guard->body.push_back(make(Stmt::Kind::Break, w.cond->span));
       st->body.push_back(std::move(guard));
+      flushTemps(st->body);
+      out_ = &out;
       block(w.body, st->body);
       out.push_back(std::move(st));
       return;
@@ -313,9 +584,19 @@ private:
     case StmtKind::Break: out.push_back(make(Stmt::Kind::Break, s.span)); return;
     case StmtKind::Continue: out.push_back(make(Stmt::Kind::Continue, s.span)); return;
     case StmtKind::Return: {
+      // The value first, then every tensor freed, then the return.
       auto st = make(Stmt::Kind::Return, s.span);
-      if (auto &v = s.as<ReturnStmt>()->value)
-        st->value = expr(*v);
+      if (auto &v = s.as<ReturnStmt>()->value) {
+        ExprPtr value = expr(*v);
+        Slot result = newSlot(value->type);
+        auto keep = make(Stmt::Kind::Assign, s.span);
+        keep->slot = result;
+        keep->value = std::move(value);
+        out.push_back(std::move(keep));
+        st->value = makeVar(result, f_->slots[result]);
+      }
+      flushTemps(out);
+      freeTensorVariables(out);
       out.push_back(std::move(st));
       return;
     }
@@ -337,6 +618,10 @@ private:
         out.push_back(std::move(st));
         return;
       }
+      if (isTensor(e)) { // computed for nothing but its effects: none
+        tensorOperand(e);
+        return;
+      }
       auto st = make(Stmt::Kind::Eval, s.span);
       st->value = expr(e);
       out.push_back(std::move(st));
@@ -351,13 +636,19 @@ private:
   DiagnosticEngine &diags_;
   Function *f_ = nullptr;
   std::vector<std::map<std::string, Slot>> scopes_;
+  ir::ExpressionBuilder tensors_;
+  std::map<Slot, ir::TensorType> tensorTypes_; ///< Ptr slots holding tensors
+  std::vector<Slot> tensorVars_;               ///< this function's tensor variables
+  std::vector<Slot> temps_;                    ///< to free after the current statement
+  std::vector<StmtPtr> *out_ = nullptr;        ///< where an expression's preparation goes
+  size_t expressions_ = 0;
 };
 
 } // namespace
 
 std::optional<Module> lowerScalarProgram(const SourceManager &sources, const Program &program,
                                          const sema::CheckedProgram &checked, DiagnosticEngine &diags) {
-  Lowerer lower(sources, checked, diags);
+  Lowerer lower(sources, program, checked, diags);
   try {
     for (const FunctionDecl &fn : program.functions) {
       auto it = checked.functions.find(fn.name);
@@ -366,6 +657,7 @@ std::optional<Module> lowerScalarProgram(const SourceManager &sources, const Pro
     }
     for (size_t i = 0; i < program.tests.size(); ++i)
       lower.test(program.tests[i], i);
+    lower.finish();
   } catch (const Fail &) {
     return std::nullopt;
   }

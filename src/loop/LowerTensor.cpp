@@ -93,6 +93,8 @@ template <typename F> ExprPtr viaF32(DType t, F op, std::vector<ExprPtr> args) {
   return makeCast(op(std::move(args)), computeType(t));
 }
 
+} // namespace
+
 ExprPtr unaryElement(ir::UnaryCode code, DType t, ExprPtr x) {
   auto unary = [](UnaryOp op) {
     return [op](std::vector<ExprPtr> a) { return makeUnary(op, std::move(a[0])); };
@@ -129,6 +131,8 @@ ExprPtr unaryElement(ir::UnaryCode code, DType t, ExprPtr x) {
   return x;
 }
 
+namespace {
+
 BinaryOp binaryOp(ir::BinaryCode c) {
   switch (c) {
   case ir::BinaryCode::Add: return BinaryOp::Add;
@@ -150,6 +154,8 @@ BinaryOp binaryOp(ir::BinaryCode c) {
 /// library's correctly rounded operations; every other low-precision
 /// operation widens to f32 exactly, computes there and rounds once (for
 /// + - * / on fp8 that is correctly rounded too: 24 >= 2 * 4 + 2).
+} // namespace
+
 ExprPtr binaryElement(BinaryOp op, DType t, ExprPtr a, ExprPtr b) {
   auto apply = [op](std::vector<ExprPtr> x) { return makeBinary(op, std::move(x[0]), std::move(x[1])); };
   std::vector<ExprPtr> args;
@@ -166,6 +172,8 @@ ExprPtr binaryElement(BinaryOp op, DType t, ExprPtr a, ExprPtr b) {
     return wrap4(std::move(r));
   return r;
 }
+
+namespace {
 
 CompareOp compareOp(ir::CompareDir d) {
   switch (d) {

@@ -120,6 +120,18 @@ void *keel_rt_alloc(int64_t bytes, const char *file, int32_t line, int32_t colum
   return p;
 }
 
+void keel_rt_print_elements(const void *data, int32_t dtype, int32_t rank, const int64_t *dims) {
+  KeelBuffer b{};
+  b.dtype = static_cast<uint8_t>(dtype);
+  b.rank = static_cast<uint8_t>(rank);
+  for (int32_t i = 0; i < rank; ++i) {
+    b.dims[i] = dims[i];
+    b.minor_to_major[i] = rank - 1 - i; // row-major
+  }
+  b.data = const_cast<void *>(data);
+  keel_rt_print_tensor(&b);
+}
+
 void keel_rt_free(void *data) { std::free(data); }
 
 void keel_rt_index_error(int64_t index, int64_t dimension, int64_t axis, const char *file, int32_t line,

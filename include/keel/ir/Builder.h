@@ -24,6 +24,7 @@
 #include "keel/syntax/AST.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,26 @@ std::vector<uint64_t> randomEncodings(uint64_t seed, int64_t count, DType t);
 std::optional<Module> build(const SourceManager &sources, const syntax::Program &program,
                             const sema::CheckedProgram &checked, const BuildRequest &request,
                             DiagnosticEngine &diags);
+
+/// The tensor expressions of scalar code (functions without tensor types,
+/// and tests): each becomes a function of its own whose parameters are the
+/// variables it reads (tensors with their static types, scalars as rank-0
+/// tensors); the tensor functions it calls are instantiated once each and
+/// added to the same module.
+class ExpressionBuilder {
+public:
+  ExpressionBuilder(const SourceManager &sources, const syntax::Program &program,
+                    const sema::CheckedProgram &checked, DiagnosticEngine &diags);
+  ~ExpressionBuilder();
+  /// The result type, or nullopt after reporting why `e` cannot be built.
+  std::optional<TensorType> build(const syntax::Expr &e, const std::vector<std::pair<std::string, TensorType>> &params,
+                                  const std::string &name);
+  Module &module();
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 } // namespace keel::ir
 

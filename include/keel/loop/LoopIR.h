@@ -61,7 +61,7 @@ struct Expr {
   enum class Kind : uint8_t { Const, Var, Unary, Binary, Compare, Cast, Call, Load, Select, Global, Alloc };
   Kind kind = Kind::Const;
   Type type = Type::Void;
-  uint64_t bits = 0;          ///< Const: the value's encoding
+  uint64_t bits = 0;          ///< Const: the value's encoding (a Ptr: only 0, null)
   Slot slot = 0;              ///< Var
   UnaryOp unary = UnaryOp::Neg;
   BinaryOp binary = BinaryOp::Add;
@@ -89,21 +89,29 @@ ExprPtr makeSelect(ExprPtr cond, ExprPtr a, ExprPtr b);
 ExprPtr makeLoad(Type t, ExprPtr ptr, ExprPtr index);
 ExprPtr makeCall(std::string callee, Type result, std::vector<ExprPtr> args);
 
-/// One piece of a print or assert message: literal text or a value.
+/// One piece of a print or assert message: literal text or a value. A
+/// tensor value is a Ptr to row-major elements of element type
+/// `tensorDType` (a KeelDType code) and shape `shape`.
 struct TextPart {
   std::string text;
   ExprPtr value;
+  int tensorDType = -1;
+  std::vector<int64_t> shape;
 };
 
 struct Stmt {
   /// Store: `value` to element `index` of the Ptr variable `slot`, in
-  /// `value`'s type. Free: releases the Alloc'd memory in Ptr `slot`.
-  enum class Kind : uint8_t { Assign, If, For, Loop, Break, Continue, Return, Eval, Print, Assert, Store, Free };
+  /// `value`'s type. Free: releases the Alloc'd memory in Ptr `slot` (a
+  /// null ptr is fine). CheckIndex: stops the program at `loc` unless
+  /// 0 <= value (an i64) < extent, naming the axis.
+  enum class Kind : uint8_t { Assign, If, For, Loop, Break, Continue, Return, Eval, Print, Assert, Store, Free,
+                              CheckIndex };
   Kind kind = Kind::Eval;
   Slot slot = 0;               ///< Assign, For (the counter)
   ExprPtr value;               ///< Assign, If (condition), Return (may be null), Eval, Assert
   ExprPtr from, to;            ///< For: slot = from, from+1, ..., to-1
   ExprPtr index;               ///< Store
+  int64_t extent = 0, axis = 0; ///< CheckIndex
   std::vector<std::unique_ptr<Stmt>> body, orElse;
   std::vector<TextPart> text;  ///< Print, Assert (the message)
   Location loc;

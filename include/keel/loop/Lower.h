@@ -4,9 +4,15 @@
 // function `test.N`), of a checked program. `while` becomes `loop` with a
 // conditional `break`; compound assignments become assignments; `&&` and
 // `||` stay short-circuit operators; literals become constants in their
-// checked type (float literals with the checker's one-rounding encoding).
-// Scalar code that calls a tensor function, or a scalar math built-in, is
-// reported (E0500) until the CPU oracle (issue 7) runs them.
+// checked type (float literals with the checker's one-rounding encoding);
+// math built-ins on scalars use the tensor operations' element definitions.
+//
+// Tensors in scalar code: each tensor-valued expression (constructors,
+// operators, calls of tensor functions) becomes a tensor IR function of the
+// variables it reads (ir::ExpressionBuilder), lowered by the CPU oracle
+// into the same module and called with buffers; a tensor variable owns its
+// buffer (freed when reassigned and when the function ends); `x[i, j]`
+// checks each index against its dimension; `print` shows tensors.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KEEL_LOOP_LOWER_H

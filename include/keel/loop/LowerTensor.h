@@ -37,6 +37,15 @@ void lowerTensorModule(const ir::Module &m, Module &out);
 /// The name of the host entry of tensor function `name`.
 std::string entryName(const std::string &name);
 
+/// One element of a unary operation in dtype `t` (docs/semantics.md), `x`
+/// in the dtype's compute type (pred as bool, i4 in an i8). Scalar code's
+/// math built-ins use the same definitions.
+ExprPtr unaryElement(ir::UnaryCode code, ir::DType t, ExprPtr x);
+/// `a op b` in dtype `t`: f16, bf16, tf32 + - * / by the numerics
+/// library's helpers, other low-precision operations widened to f32 and
+/// rounded once, i4 wrapped to 4 bits.
+ExprPtr binaryElement(BinaryOp op, ir::DType t, ExprPtr a, ExprPtr b);
+
 /// The loop IR type a dtype is stored as (pred: u8 holding 0 or 1; i4: i8
 /// holding the sign-extended value).
 Type storageType(ir::DType t);

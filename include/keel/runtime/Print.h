@@ -36,6 +36,8 @@ void keel_rt_internal_error(const char *what) __attribute__((noreturn));
  * middle of a dimension longer than 8 elided with "...". */
 struct KeelBuffer;
 void keel_rt_print_tensor(const struct KeelBuffer *buffer);
+/* The same for row-major elements at `data` (a KeelDType, rank, dims). */
+void keel_rt_print_elements(const void *data, int32_t dtype, int32_t rank, const int64_t *dims);
 /* Memory for a tensor's elements, zeroed; an impossible size stops the
  * program with the location and exit status 1. */
 void *keel_rt_alloc(int64_t bytes, const char *file, int32_t line, int32_t column);
