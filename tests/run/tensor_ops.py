@@ -54,6 +54,23 @@ fn tobf16(x: Tensor<f32, [N]>) -> Tensor<bf16, [N]> { return x as bf16; }
 fn tofp8(x: Tensor<f32, [N]>) -> Tensor<fp8e4m3fn, [N]> { return x as fp8e4m3fn; }
 fn cmp(a: Tensor<f32, [N]>, b: Tensor<f32, [N]>) -> Tensor<bool, [N]> { return a < b; }
 fn rnd(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return x; }
+fn hsum32(x: Tensor<f16, [N]>) -> Tensor<f32, []> { return sum(x, axis: 0, acc: f32); }
+fn hsum64(x: Tensor<f16, [N]>) -> Tensor<f64, []> { return sum(x, axis: 0, acc: f64); }
+fn fsum32(x: Tensor<f32, [N]>) -> Tensor<f32, []> { return sum(x, axis: 0); }
+fn fsum64(x: Tensor<f32, [N]>) -> Tensor<f64, []> { return sum(x, axis: 0, acc: f64); }
+fn hoverflow(x: Tensor<f16, [N]>) -> Tensor<f16, []> { return sum(x, axis: 0, acc: f32) as f16; }
+fn hmul(a: Tensor<f16, [N]>, b: Tensor<f16, [N]>) -> Tensor<f16, [N]> { return a * b; }
+fn fmm(a: Tensor<f32, [M, K]>, b: Tensor<f32, [K, N]>) -> Tensor<f32, [M, N]> { return matmul(a, b); }
+fn e4mm(a: Tensor<fp8e4m3fn, [M, K]>, b: Tensor<fp8e4m3fn, [K, N]>) -> Tensor<f32, [M, N]> { return matmul(a, b, acc: f32); }
+fn e5mm(a: Tensor<fp8e5m2, [M, K]>, b: Tensor<fp8e5m2, [K, N]>) -> Tensor<f64, [M, N]> { return matmul(a, b, acc: f64); }
+fn e4sum(x: Tensor<fp8e4m3fn, [N]>) -> Tensor<f32, []> { return sum(x, axis: 0, acc: f32); }
+fn tadd(a: Tensor<tf32, [N]>, b: Tensor<tf32, [N]>) -> Tensor<tf32, [N]> { return a + b; }
+fn tmm(a: Tensor<tf32, [M, K]>, b: Tensor<tf32, [K, N]>) -> Tensor<f32, [M, N]> { return matmul(a, b, acc: f32); }
+fn bmm64(a: Tensor<bf16, [M, K]>, b: Tensor<bf16, [K, N]>) -> Tensor<f64, [M, N]> { return matmul(a, b, acc: f64); }
+fn i8sum32(x: Tensor<i8, [N]>) -> Tensor<i32, []> { return sum(x, axis: 0, acc: i32); }
+fn i8sum8(x: Tensor<i8, [N]>) -> Tensor<i8, []> { return sum(x, axis: 0); }
+fn u8sum64(x: Tensor<u8, [N]>) -> Tensor<u64, []> { return sum(x, axis: 0, acc: u64); }
+fn fprod(x: Tensor<f32, [N]>) -> Tensor<f32, []> { return prod(x, axis: 0); }
 """
 
 F32 = np.float32
@@ -243,6 +260,109 @@ def cases():
     ]
 
 
+def fp8_value(bits, exponent_bits):
+    """The value of an fp8 encoding, from the format's definition."""
+    mantissa_bits = 7 - exponent_bits
+    bias = 7 if exponent_bits == 4 else 15
+    sign = -1.0 if bits & 0x80 else 1.0
+    e = (bits >> mantissa_bits) & ((1 << exponent_bits) - 1)
+    m = bits & ((1 << mantissa_bits) - 1)
+    if exponent_bits == 4 and e == 15 and m == 7:
+        return math.nan
+    if exponent_bits == 5 and e == 31:
+        return math.nan if m else sign * math.inf
+    if e == 0:
+        return sign * m * 2.0 ** (1 - bias - mantissa_bits)
+    return sign * (1 + m / 2 ** mantissa_bits) * 2.0 ** (e - bias)
+
+
+def fp8_array(bits, name):
+    return np.array([(int(b),) for b in np.ravel(bits)], dtype=[(name, "|u1")]).reshape(np.shape(bits))
+
+
+def ordered_matmul(x, y, dtype):
+    """Each product rounded to `dtype`, added in k order from -0."""
+    acc = np.full((x.shape[0], y.shape[1]), -0.0, dtype=dtype)
+    for k in range(x.shape[1]):
+        acc = acc + (x[:, k:k + 1].astype(dtype) * y[k:k + 1, :].astype(dtype))
+    return acc
+
+
+def tf32_array(values):
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32)
+    assert np.all(bits & 0x1FFF == 0), "not tf32 values"
+    return np.array([(int(b),) for b in bits.ravel()], dtype=[("tf32", "<u4")]).reshape(bits.shape)
+
+
+def numerical_cases():
+    """SFEP-0054 §8's cases through the tensor path: cancellation, overflow,
+    underflow and subnormals, long accumulation, fp8 range, tf32 midpoints,
+    every accumulator choice."""
+    rng = np.random.default_rng(54)
+    long_h = np.full(100_000, 0.1, dtype=np.float16)  # 0.0999755859375 each
+    long_f = rng.standard_normal(1_000_000).astype(F32)
+    cancel = np.array([1e8, 1.0, -1e8, 1.0], dtype=F32)
+    big_h = np.array([60000.0, 60000.0, 60000.0], dtype=np.float16)
+    sub_a = np.array([[1e-20, 3e-25], [2e-38, 1.0]], dtype=F32)
+    sub_b = np.array([[1e-20, 5e-15], [1e-5, 1e-45]], dtype=F32)
+    e4 = rng.integers(0, 256, (3, 6))
+    e4[e4 & 0x7F == 0x7F] = 0x7E  # no NaN inputs
+    e4b = rng.integers(0, 256, (6, 2))
+    e4b[e4b & 0x7F == 0x7F] = 0x01
+    e4[0, :] = [0x7E, 0x7E, 0xFE, 0x01, 0x81, 0x08]  # +-448, subnormals, the smallest normal
+    e5 = rng.integers(0, 256, (2, 5))
+    e5[(e5 & 0x7C) == 0x7C] = 0x7B  # finite only
+    e5b = rng.integers(0, 256, (5, 3))
+    e5b[(e5b & 0x7C) == 0x7C] = 0x03
+    e4v = np.vectorize(lambda b: fp8_value(int(b), 4))
+    e5v = np.vectorize(lambda b: fp8_value(int(b), 5))
+    # tf32 midpoints: 1 + 2^-11 lies halfway between 1 and 1 + 2^-10 (ties to
+    # even: 1); 1 + 3 * 2^-11 halfway between 1 + 2^-10 and 1 + 2^-9 (to
+    # 1 + 2^-9); -(1 + 2^-11) to -1; 2^-126 + 2^-136 is exact (one ulp at
+    # 2^-126); 1.5 + 2^-12 is a quarter ulp above 1.5 (down to 1.5).
+    ta = np.array([1.0, 1.0 + 2.0**-10, -1.0, 2.0**-126, 1.5], dtype=F32)
+    tb = np.array([2.0**-11, 2.0**-11, -(2.0**-11), 2.0**-136, 2.0**-12], dtype=F32)
+    tma = (rng.integers(-512, 512, (3, 4)) * 2.0**-6).astype(F32)  # 10-bit values: exact tf32
+    tmb = (rng.integers(-512, 512, (4, 2)) * 2.0**-7).astype(F32)
+    bfa, bfb = bf16_bits(rng.standard_normal((3, 5)) * 1e3), bf16_bits(rng.standard_normal((5, 2)) * 1e-3)
+    i8 = rng.integers(-128, 128, 1000).astype(np.int8)
+    u8 = rng.integers(0, 256, 1000).astype(np.uint8)
+    prods = np.array([1e20, 1e20, 1e-30, 3.0], dtype=F32)
+    return [
+        ("hsum32", {"x": long_h}, lambda: sequential(long_h.astype(F32), 0)),
+        ("hsum64", {"x": long_h}, lambda: sequential(long_h.astype(np.float64), 0)),
+        ("fsum32", {"x": long_f}, lambda: sequential(long_f, 0)),
+        ("fsum64", {"x": long_f}, lambda: sequential(long_f.astype(np.float64), 0)),
+        # Cancellation by hand: 1e8 + 1 rounds back to 1e8 in f32, so the
+        # ordered f32 sum is 1; in f64 it is 2.
+        ("fsum32", {"x": cancel}, lambda: np.float32(1.0)),
+        ("fsum64", {"x": cancel}, lambda: np.float64(2.0)),
+        # A sum of negative zeros is -0 (the identity is -0, as IEEE addition).
+        ("fsum32", {"x": np.array([-0.0, -0.0], dtype=F32)}, lambda: np.float32(-0.0)),
+        # Overflow: 180000 in the f32 accumulator becomes f16 infinity;
+        # 60000 * 60000 overflows f16.
+        ("hoverflow", {"x": big_h}, lambda: np.float16(np.inf)),
+        ("hmul", {"a": big_h, "b": big_h}, lambda: np.full(3, np.inf, dtype=np.float16)),
+        # Underflow to subnormals and to zero, each product rounded.
+        ("fmm", {"a": sub_a, "b": sub_b}, lambda: ordered_matmul(sub_a, sub_b, F32)),
+        ("e4mm", {"a": fp8_array(e4, "fp8e4m3fn"), "b": fp8_array(e4b, "fp8e4m3fn")},
+         lambda: ordered_matmul(e4v(e4), e4v(e4b), F32)),
+        ("e5mm", {"a": fp8_array(e5, "fp8e5m2"), "b": fp8_array(e5b, "fp8e5m2")},
+         lambda: ordered_matmul(e5v(e5), e5v(e5b), np.float64)),
+        ("e4sum", {"x": fp8_array(e4[0], "fp8e4m3fn")}, lambda: sequential(e4v(e4[0]).astype(F32), 0)),
+        ("tadd", {"a": tf32_array(ta), "b": tf32_array(tb)}, lambda: tf32_array(np.array(
+            [1.0, 1.0 + 2.0**-9, -1.0, 2.0**-126 + 2.0**-136, 1.5], dtype=F32))),
+        ("tmm", {"a": tf32_array(tma), "b": tf32_array(tmb)}, lambda: ordered_matmul(tma, tmb, F32)),
+        ("bmm64", {"a": bf16_array(bfa), "b": bf16_array(bfb)},
+         lambda: ordered_matmul(bf16_to_f32(bfa), bf16_to_f32(bfb), np.float64)),
+        ("i8sum32", {"x": i8}, lambda: np.int32(int(i8.astype(np.int64).sum()))),
+        ("i8sum8", {"x": i8}, lambda: np.int8(((int(i8.astype(np.int64).sum()) + 128) % 256) - 128)),
+        ("u8sum64", {"x": u8}, lambda: np.uint64(int(u8.astype(np.int64).sum()))),
+        # 1e20 * 1e20 overflows to inf; inf * 1e-30 stays inf.
+        ("fprod", {"x": prods}, lambda: np.float32(np.inf)),
+    ]
+
+
 def same(got, want):
     if got.dtype != want.dtype or got.shape != want.shape:
         return False
@@ -261,7 +381,7 @@ def main():
     with open(source, "w") as f:
         f.write(PROGRAM)
     failures = 0
-    for name, inputs, reference in cases():
+    for name, inputs, reference in cases() + numerical_cases():
         command = [keel, "run", source, "--entry", name, "--out", work]
         for param, value in inputs.items():
             if isinstance(value, str):
