@@ -41,6 +41,7 @@ struct TensorRunOptions {
   std::vector<std::pair<std::string, std::string>> args; ///< NAME, then a .npy path or random:SEED
   std::map<std::string, int64_t> bindings;
   std::vector<std::string> paramNames; ///< filled from the source
+  int repeat = 0; ///< --repeat N: time N runs (compilation excluded)
 };
 int runTensorEntry(TensorRunOptions options);
 

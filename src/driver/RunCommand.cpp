@@ -15,6 +15,7 @@
 #include "keel/sema/Checker.h"
 #include "keel/syntax/Parser.h"
 
+#include <charconv>
 #include <cstdio>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -78,7 +79,7 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
     bool run = command == "run";
     if (emit && (a == "--llvm" || a == "--loop"))
       p.emit = std::string(a.substr(2));
-    else if (run && (a == "--entry" || a == "--arg" || a == "--out" || a == "--bind")) {
+    else if (run && (a == "--entry" || a == "--arg" || a == "--out" || a == "--bind" || a == "--repeat")) {
       if (i + 1 == args.size()) {
         std::fprintf(stderr, "keel run: error: %.*s needs a value\n", static_cast<int>(a.size()), a.data());
         return std::nullopt;
@@ -86,6 +87,13 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
       std::string value(args[++i]);
       if (a == "--entry")
         p.tensor.entry = value;
+      else if (a == "--repeat") {
+        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), p.tensor.repeat);
+        if (ec != std::errc() || end != value.data() + value.size() || p.tensor.repeat < 1) {
+          std::fprintf(stderr, "keel run: error: --repeat takes a positive count, not '%s'\n", value.c_str());
+          return std::nullopt;
+        }
+      }
       else if (a == "--out")
         p.tensor.outDir = value;
       else if (a == "--arg") {
@@ -119,14 +127,15 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
       return std::nullopt;
     }
   }
-  bool tensorOptions = !p.tensor.args.empty() || !p.tensor.outDir.empty() || !p.tensor.bindings.empty();
+  bool tensorOptions =
+      !p.tensor.args.empty() || !p.tensor.outDir.empty() || !p.tensor.bindings.empty() || p.tensor.repeat;
   if (tensorOptions && p.tensor.entry.empty()) {
-    std::fprintf(stderr, "keel run: error: --arg, --bind and --out go with --entry F\n");
+    std::fprintf(stderr, "keel run: error: --arg, --bind, --out and --repeat go with --entry F\n");
     return std::nullopt;
   }
   if (p.path.empty() || (emit && p.emit.empty())) {
     std::fprintf(stderr, "usage: keel %s%s FILE%s\n", command.c_str(), emit ? " --llvm|--loop" : "",
-                 command == "run" ? " [--entry F --arg NAME=FILE.npy|NAME=random:SEED... [--bind N=4] [--out DIR]]" : "");
+                 command == "run" ? " [--entry F --arg NAME=FILE.npy|NAME=random:SEED... [--bind N=4] [--out DIR] [--repeat N]]" : "");
     return std::nullopt;
   }
   return p;

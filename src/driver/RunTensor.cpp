@@ -1,14 +1,15 @@
 //===- RunTensor.cpp - `keel run --entry`: a tensor function on the CPU --===//
 //
 //   keel run FILE --entry F --arg x=x.npy --arg w=random:7 [--bind N=4]
-//            [--out DIR]
+//            [--out DIR] [--repeat N]
 //
 // FILE is a .sfn program (F is instantiated at the sizes its arguments give
 // its shape variables) or tensor IR text (.kir, static already). Every
 // argument is checked against F's parameter types before anything runs;
 // F runs through the scalar-reference lowering (the CPU oracle), and each
 // result is written to DIR/F.npy (several: F.0.npy, F.1.npy, ...) or, with
-// no --out, printed.
+// no --out, printed. --repeat N runs it N more times and reports the best
+// and median wall time of the call (compilation and files excluded).
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -27,6 +28,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -264,7 +266,19 @@ int runTensorEntry(TensorRunOptions o) {
     pointers.push_back(t.data.data());
   for (rt::Tensor &t : outputs)
     pointers.push_back(t.data.data());
-  reinterpret_cast<void (*)(void **)>(entry)(pointers.data());
+  auto run = reinterpret_cast<void (*)(void **)>(entry);
+  run(pointers.data());
+  if (o.repeat > 0) { // wall time of the call alone, after a first (warming) run
+    std::vector<double> ms;
+    for (int i = 0; i < o.repeat; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      run(pointers.data());
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::fprintf(stderr, "%s: best %.3f ms, median %.3f ms of %d runs\n", o.entry.c_str(), ms.front(),
+                 ms[ms.size() / 2], o.repeat);
+  }
 
   if (o.outDir.empty()) {
     for (rt::Tensor &t : outputs) {

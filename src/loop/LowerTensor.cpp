@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace keel::loop {
@@ -330,7 +331,46 @@ private:
     return e;
   }
   ExprPtr load(ValueId v, const std::vector<Ix> &index) {
+    if (auto it = splat_.find(v); it != splat_.end())
+      return encodingConst(type(v).dtype, it->second);
     return loadFrom(buffer_.at(v), type(v).dtype, address(type(v), index));
+  }
+
+  /// The encoding every element of `o`'s result has, when `o` makes a splat
+  /// (a one-value constant, or a broadcast, reshape, transpose, slice or
+  /// copy of one): such values are never stored, their loads become the
+  /// constant itself.
+  std::optional<uint64_t> splatOf(const ir::Op &o) const {
+    switch (o.kind) {
+    case OpKind::Constant:
+      if (o.constant.size() == 1)
+        return o.constant[0];
+      return std::nullopt;
+    case OpKind::BroadcastInDim: case OpKind::Reshape: case OpKind::Transpose: case OpKind::Slice:
+    case OpKind::Copy: case OpKind::Relayout:
+      if (auto it = splat_.find(o.operands[0]); it != splat_.end())
+        return it->second;
+      return std::nullopt;
+    case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
+    case OpKind::Iota: case OpKind::Concatenate: case OpKind::Reduce: case OpKind::DotGeneral: case OpKind::Call:
+    case OpKind::Return: case OpKind::Fusion:
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  /// A buffer holding `v`: a splat is written out the first time one is
+  /// needed (a call's argument).
+  Slot bufferOf(ValueId v, const ir::Op &user) {
+    if (auto it = buffer_.find(v); it != buffer_.end())
+      return it->second;
+    uint64_t bits = splat_.at(v);
+    define(v, user);
+    std::vector<StmtPtr> *saved = block_;
+    std::vector<Ix> index = ixs(openNest(type(v).shape));
+    store(v, address(type(v), index), encodingConst(type(v).dtype, bits));
+    block_ = saved;
+    return buffer_.at(v);
   }
   void storeTo(Slot ptr, DType t, ExprPtr addr, ExprPtr value) {
     auto s = std::make_unique<Stmt>();
@@ -411,7 +451,7 @@ private:
         }
         for (size_t i = 0; i < o.operands.size(); ++i) {
           ValueId v = o.operands[i];
-          if (!(direct_.count(v) && buffer_.at(v) == resultSlots_[i]))
+          if (!(buffer_.count(v) && buffer_.at(v) == resultSlots_[i]))
             copyInto(resultSlots_[i], v);
         }
         for (ValueId v : std::set<ValueId>(owned_))
@@ -431,6 +471,10 @@ private:
   }
 
   void lowerOp(const ir::Op &o) {
+    if (std::optional<uint64_t> bits = splatOf(o)) {
+      splat_[o.results[0]] = *bits;
+      return;
+    }
     switch (o.kind) {
     case OpKind::Unary: {
       ValueId x = o.operands[0];
@@ -511,7 +555,7 @@ private:
     case OpKind::Call: {
       std::vector<ExprPtr> buffers;
       for (ValueId a : o.operands)
-        buffers.push_back(var(buffer_.at(a)));
+        buffers.push_back(var(bufferOf(a, o)));
       for (ValueId r : o.results) {
         define(r, o);
         buffers.push_back(var(buffer_.at(r)));
@@ -523,8 +567,13 @@ private:
       return;
     }
     case OpKind::Fusion: {
-      for (size_t i = 0; i < o.region->params.size(); ++i)
-        buffer_[o.region->params[i]] = buffer_.at(o.operands[i]);
+      for (size_t i = 0; i < o.region->params.size(); ++i) {
+        ValueId operand = o.operands[i], param = o.region->params[i];
+        if (auto it = splat_.find(operand); it != splat_.end())
+          splat_[param] = it->second;
+        else
+          buffer_[param] = buffer_.at(operand);
+      }
       std::vector<ValueId> returned;
       lowerOps(o.region->ops, &returned);
       std::map<ValueId, int> count;
@@ -694,45 +743,88 @@ private:
     block_ = saved;
   }
 
+  /// Each result element is acc = -0, then acc = acc + round(a * b) over
+  /// the contracting indices in row-major order. The loops run batch, lhs
+  /// free, contracting, then rhs free dimensions innermost, accumulating in
+  /// memory (the result itself when it has the accumulator's dtype): every
+  /// element still sees its products in order, and the innermost loop runs
+  /// over independent elements, which LLVM can vectorize without
+  /// reassociating anything.
   void dotGeneral(const ir::Op &o) {
     ValueId a = o.operands[0], b = o.operands[1], r = o.results[0];
-    const TensorType &ta = type(a), &tb = type(b);
+    const TensorType &ta = type(a), &tb = type(b), &tr = type(r);
     DType acc = *o.acc;
     define(r, o);
+    TensorType accType = tr; // the result's shape and layout, the accumulator's dtype
+    accType.dtype = acc;
+    Slot accBuffer = buffer_.at(r);
+    bool separate = acc != tr.dtype;
+    if (separate) {
+      accBuffer = newSlot(Type::Ptr);
+      auto alloc = std::make_unique<Expr>();
+      alloc->kind = Expr::Kind::Alloc;
+      alloc->type = Type::Ptr;
+      alloc->loc = location(o.loc);
+      alloc->operands.push_back(i64(*accType.elementCount() * storageBytes(acc)));
+      assign(accBuffer, std::move(alloc));
+    }
     std::vector<StmtPtr> *saved = block_;
-    std::vector<Slot> outer = openNest(type(r).shape);
-    std::vector<StmtPtr> *outerBody = block_;
-    Slot accSlot = newSlot(computeType(acc));
-    assign(accSlot, identity(ir::Combiner::Sum, acc));
-    std::vector<int64_t> contractShape;
-    for (int64_t d : o.lhsContract)
-      contractShape.push_back(ta.shape[static_cast<size_t>(d)]);
-    std::vector<Slot> inner = openNest(contractShape);
-    // Result dims: batch, then lhs free, then rhs free (each in order).
-    auto operandIndex = [&](const TensorType &t, const std::vector<int64_t> &batch,
-                            const std::vector<int64_t> &contract, size_t freeStart) {
-      std::vector<Ix> j(t.rank());
-      for (size_t k = 0; k < batch.size(); ++k)
-        j[static_cast<size_t>(batch[k])] = {static_cast<int64_t>(outer[k]), 0};
-      for (size_t k = 0; k < contract.size(); ++k)
-        j[static_cast<size_t>(contract[k])] = {static_cast<int64_t>(inner[k]), 0};
-      size_t next = freeStart;
+    std::vector<Ix> all = ixs(openNest(tr.shape));
+    storeTo(accBuffer, acc, address(accType, all), identity(ir::Combiner::Sum, acc));
+    block_ = saved;
+
+    auto freeDims = [](const TensorType &t, const std::vector<int64_t> &batch, const std::vector<int64_t> &contract) {
+      std::vector<int64_t> dims;
       for (size_t d = 0; d < t.rank(); ++d)
         if (std::find(batch.begin(), batch.end(), static_cast<int64_t>(d)) == batch.end() &&
             std::find(contract.begin(), contract.end(), static_cast<int64_t>(d)) == contract.end())
-          j[d] = {static_cast<int64_t>(outer[next++]), 0};
-      return j;
+          dims.push_back(static_cast<int64_t>(d));
+      return dims;
     };
-    size_t lhsFree = ta.rank() - o.lhsBatch.size() - o.lhsContract.size();
-    std::vector<Ix> ja = operandIndex(ta, o.lhsBatch, o.lhsContract, o.lhsBatch.size());
-    std::vector<Ix> jb = operandIndex(tb, o.rhsBatch, o.rhsContract, o.lhsBatch.size() + lhsFree);
+    std::vector<int64_t> lhsFree = freeDims(ta, o.lhsBatch, o.lhsContract);
+    std::vector<int64_t> rhsFree = freeDims(tb, o.rhsBatch, o.rhsContract);
+    std::vector<int64_t> shape;
+    for (int64_t d : o.lhsBatch) shape.push_back(ta.shape[static_cast<size_t>(d)]);
+    for (int64_t d : lhsFree) shape.push_back(ta.shape[static_cast<size_t>(d)]);
+    for (int64_t d : o.lhsContract) shape.push_back(ta.shape[static_cast<size_t>(d)]);
+    for (int64_t d : rhsFree) shape.push_back(tb.shape[static_cast<size_t>(d)]);
+    std::vector<Slot> loops = openNest(shape);
+    size_t nb = o.lhsBatch.size(), nl = lhsFree.size(), nc = o.lhsContract.size();
+    std::vector<Ix> ja(ta.rank()), jb(tb.rank()), jr;
+    auto at = [&](size_t k) { return Ix{static_cast<int64_t>(loops[k]), 0}; };
+    for (size_t k = 0; k < nb; ++k) {
+      ja[static_cast<size_t>(o.lhsBatch[k])] = at(k);
+      jb[static_cast<size_t>(o.rhsBatch[k])] = at(k);
+      jr.push_back(at(k));
+    }
+    for (size_t k = 0; k < nl; ++k) {
+      ja[static_cast<size_t>(lhsFree[k])] = at(nb + k);
+      jr.push_back(at(nb + k));
+    }
+    for (size_t k = 0; k < nc; ++k) {
+      ja[static_cast<size_t>(o.lhsContract[k])] = at(nb + nl + k);
+      jb[static_cast<size_t>(o.rhsContract[k])] = at(nb + nl + k);
+    }
+    for (size_t k = 0; k < rhsFree.size(); ++k) {
+      jb[static_cast<size_t>(rhsFree[k])] = at(nb + nl + nc + k);
+      jr.push_back(at(nb + nl + nc + k));
+    }
     // The product, rounded to the accumulator, then added: no fused multiply-add.
     ExprPtr product = binaryElement(BinaryOp::Mul, acc, convert(load(a, ja), ta.dtype, acc),
                                     convert(load(b, jb), tb.dtype, acc));
-    assign(accSlot, binaryElement(BinaryOp::Add, acc, var(accSlot), std::move(product)));
-    block_ = outerBody;
-    store(r, address(type(r), ixs(outer)), convert(var(accSlot), acc, type(r).dtype));
+    ExprPtr sum = binaryElement(BinaryOp::Add, acc, loadFrom(accBuffer, acc, address(accType, jr)), std::move(product));
+    storeTo(accBuffer, acc, address(accType, jr), std::move(sum));
     block_ = saved;
+
+    if (separate) {
+      std::vector<Ix> i = ixs(openNest(tr.shape));
+      store(r, address(tr, i), convert(loadFrom(accBuffer, acc, address(accType, i)), acc, tr.dtype));
+      block_ = saved;
+      auto release = std::make_unique<Stmt>();
+      release->kind = Stmt::Kind::Free;
+      release->slot = accBuffer;
+      emit(std::move(release));
+    }
   }
 
   const ir::Function &f_;
@@ -741,6 +833,7 @@ private:
   std::vector<StmtPtr> *block_ = nullptr;
   std::map<ValueId, Slot> buffer_;
   std::map<ValueId, Slot> direct_;
+  std::map<ValueId, uint64_t> splat_;
   std::set<ValueId> owned_;
   std::vector<Slot> resultSlots_;
 };
