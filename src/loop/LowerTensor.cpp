@@ -333,7 +333,18 @@ private:
   ExprPtr load(ValueId v, const std::vector<Ix> &index) {
     if (auto it = splat_.find(v); it != splat_.end())
       return encodingConst(type(v).dtype, it->second);
+    if (auto it = broadcasts_.find(v); it != broadcasts_.end())
+      return load(it->second->operands[0], broadcastIndex(*it->second, index));
     return loadFrom(buffer_.at(v), type(v).dtype, address(type(v), index));
+  }
+
+  /// The operand index a broadcast_in_dim reads for result index `i`.
+  std::vector<Ix> broadcastIndex(const ir::Op &o, const std::vector<Ix> &i) const {
+    std::vector<Ix> j;
+    const TensorType &x = type(o.operands[0]);
+    for (size_t d = 0; d < o.dims.size(); ++d)
+      j.push_back(x.shape[d] == 1 ? Ix{} : i[static_cast<size_t>(o.dims[d])]);
+    return j;
   }
 
   /// The encoding every element of `o`'s result has, when `o` makes a splat
@@ -364,11 +375,10 @@ private:
   Slot bufferOf(ValueId v, const ir::Op &user) {
     if (auto it = buffer_.find(v); it != buffer_.end())
       return it->second;
-    uint64_t bits = splat_.at(v);
-    define(v, user);
+    define(v, user); // loads of v still read its splat or its broadcast operand
     std::vector<StmtPtr> *saved = block_;
     std::vector<Ix> index = ixs(openNest(type(v).shape));
-    store(v, address(type(v), index), encodingConst(type(v).dtype, bits));
+    store(v, address(type(v), index), load(v, index));
     block_ = saved;
     return buffer_.at(v);
   }
@@ -435,12 +445,22 @@ private:
   /// returned values go to `regionResults`), freeing each owned buffer
   /// after its last use.
   void lowerOps(const std::vector<ir::Op> &ops, std::vector<ValueId> *regionResults) {
+    // A broadcast is read through its operand: a use of it is a use of the
+    // operand too, which must live until the broadcast's last use.
+    std::map<ValueId, ValueId> readsThrough;
+    for (const ir::Op &o : ops)
+      if (o.kind == OpKind::BroadcastInDim)
+        readsThrough[o.results[0]] = o.operands[0];
     std::map<ValueId, size_t> last;
     for (size_t p = 0; p < ops.size(); ++p) {
       for (ValueId r : ops[p].results)
         last[r] = p;
       for (ValueId v : ops[p].operands)
-        last[v] = p;
+        for (ValueId u = v;; u = readsThrough.at(u)) {
+          last[u] = p;
+          if (!readsThrough.count(u))
+            break;
+        }
     }
     for (size_t p = 0; p < ops.size(); ++p) {
       const ir::Op &o = ops[p];
@@ -518,16 +538,9 @@ private:
       });
       return;
     }
-    case OpKind::BroadcastInDim: {
-      ValueId x = o.operands[0];
-      elementwise(o, [&](const std::vector<Ix> &i) {
-        std::vector<Ix> j;
-        for (size_t d = 0; d < o.dims.size(); ++d)
-          j.push_back(type(x).shape[d] == 1 ? Ix{} : i[static_cast<size_t>(o.dims[d])]);
-        return load(x, j);
-      });
+    case OpKind::BroadcastInDim: // never stored: loads read the operand (see load)
+      broadcasts_[o.results[0]] = &o;
       return;
-    }
     case OpKind::Transpose: {
       ValueId x = o.operands[0];
       elementwise(o, [&](const std::vector<Ix> &i) {
@@ -571,6 +584,8 @@ private:
         ValueId operand = o.operands[i], param = o.region->params[i];
         if (auto it = splat_.find(operand); it != splat_.end())
           splat_[param] = it->second;
+        else if (auto b = broadcasts_.find(operand); b != broadcasts_.end())
+          broadcasts_[param] = b->second;
         else
           buffer_[param] = buffer_.at(operand);
       }
@@ -834,6 +849,7 @@ private:
   std::map<ValueId, Slot> buffer_;
   std::map<ValueId, Slot> direct_;
   std::map<ValueId, uint64_t> splat_;
+  std::map<ValueId, const ir::Op *> broadcasts_; ///< broadcast_in_dim results, read through their operand
   std::set<ValueId> owned_;
   std::vector<Slot> resultSlots_;
 };

@@ -109,15 +109,56 @@ void keel_rt_print_tensor(const KeelBuffer *buffer) {
   write(out);
 }
 
+namespace {
+/// Tensor memory: 64-byte aligned blocks with their capacity in a 64-byte
+/// header. Freed blocks wait in a small cache and serve later requests of
+/// up to their capacity (at most twice the request), so a program that
+/// makes a tensor of the same size again and again neither returns pages
+/// to the system nor faults them in afresh. Generated code writes every
+/// element of a tensor before reading it, so reused memory is not cleared;
+/// fresh memory from the system is zero. Single-threaded, as generated
+/// code is.
+constexpr size_t kHeader = 64;
+constexpr size_t kCacheBlocks = 16;
+constexpr size_t kCacheBytes = size_t{2} << 30;
+struct Block {
+  void *data;
+  size_t capacity;
+};
+std::vector<Block> &cache() {
+  static std::vector<Block> blocks;
+  return blocks;
+}
+size_t cachedBytes = 0;
+size_t &capacityOf(void *data) { return *reinterpret_cast<size_t *>(static_cast<char *>(data) - kHeader); }
+} // namespace
+
 void *keel_rt_alloc(int64_t bytes, const char *file, int32_t line, int32_t column) {
-  void *p = bytes >= 0 ? std::calloc(static_cast<size_t>(bytes > 0 ? bytes : 1), 1) : nullptr;
-  if (!p) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "error: cannot allocate %lld bytes for a tensor at %s:%d:%d\n", static_cast<long long>(bytes),
-                 file, line, column);
-    std::exit(1);
+  if (bytes >= 0 && static_cast<uint64_t>(bytes) <= (uint64_t{1} << 62)) {
+    size_t need = std::max<size_t>(static_cast<size_t>(bytes), 1);
+    std::vector<Block> &blocks = cache();
+    size_t best = blocks.size();
+    for (size_t i = 0; i < blocks.size(); ++i)
+      if (blocks[i].capacity >= need && blocks[i].capacity / 2 <= need &&
+          (best == blocks.size() || blocks[i].capacity < blocks[best].capacity))
+        best = i;
+    if (best != blocks.size()) {
+      void *data = blocks[best].data;
+      cachedBytes -= blocks[best].capacity;
+      blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(best));
+      return data;
+    }
+    size_t capacity = (need + 63) / 64 * 64;
+    if (void *raw = std::aligned_alloc(64, kHeader + capacity)) {
+      void *data = static_cast<char *>(raw) + kHeader;
+      capacityOf(data) = capacity;
+      return data;
+    }
   }
-  return p;
+  std::fflush(stdout);
+  std::fprintf(stderr, "error: cannot allocate %lld bytes for a tensor at %s:%d:%d\n", static_cast<long long>(bytes),
+               file, line, column);
+  std::exit(1);
 }
 
 void keel_rt_print_elements(const void *data, int32_t dtype, int32_t rank, const int64_t *dims) {
@@ -132,7 +173,18 @@ void keel_rt_print_elements(const void *data, int32_t dtype, int32_t rank, const
   keel_rt_print_tensor(&b);
 }
 
-void keel_rt_free(void *data) { std::free(data); }
+void keel_rt_free(void *data) {
+  if (!data)
+    return;
+  std::vector<Block> &blocks = cache();
+  blocks.push_back({data, capacityOf(data)});
+  cachedBytes += blocks.back().capacity;
+  while (blocks.size() > kCacheBlocks || cachedBytes > kCacheBytes) { // the oldest go back
+    cachedBytes -= blocks.front().capacity;
+    std::free(static_cast<char *>(blocks.front().data) - kHeader);
+    blocks.erase(blocks.begin());
+  }
+}
 
 void keel_rt_index_error(int64_t index, int64_t dimension, int64_t axis, const char *file, int32_t line,
                          int32_t column) {

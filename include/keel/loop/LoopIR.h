@@ -56,9 +56,9 @@ struct Expr {
   /// is the expression's (a ptr too), stored in its carrier's width.
   /// Select: a bool and two operands of the result's type (both evaluated).
   /// Global: the address (Ptr) of the module's constant data `bits`.
-  /// Alloc: a Ptr to operand-0 (i64) zeroed bytes, aligned for any
-  /// element type; a size the machine cannot give stops the program at
-  /// `loc`.
+  /// Alloc: a Ptr to operand-0 (i64) bytes, 64-byte aligned, not cleared
+  /// (every lowering writes each element before reading it); a size the
+  /// machine cannot give stops the program at `loc`.
   enum class Kind : uint8_t { Const, Var, Unary, Binary, Compare, Cast, Call, Load, Select, Global, Alloc };
   Kind kind = Kind::Const;
   Type type = Type::Void;

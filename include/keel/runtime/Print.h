@@ -38,8 +38,10 @@ struct KeelBuffer;
 void keel_rt_print_tensor(const struct KeelBuffer *buffer);
 /* The same for row-major elements at `data` (a KeelDType, rank, dims). */
 void keel_rt_print_elements(const void *data, int32_t dtype, int32_t rank, const int64_t *dims);
-/* Memory for a tensor's elements, zeroed; an impossible size stops the
- * program with the location and exit status 1. */
+/* Memory for a tensor's elements (64-byte aligned; not cleared: generated
+ * code writes every element before reading it); an impossible size stops
+ * the program with the location and exit status 1. keel_rt_free keeps a few
+ * freed blocks for reuse; it accepts NULL. */
 void *keel_rt_alloc(int64_t bytes, const char *file, int32_t line, int32_t column);
 void keel_rt_free(void *data);
 /* An index outside a dimension: stops the program with the location. */
