@@ -46,9 +46,127 @@ int formatIndex(Type t) { // keel::fp::Format order
   }
 }
 
+/// exp, tanh and sigmoid on f32, as inlinable LLVM IR without branches:
+/// the same IEEE f64 operations, in the same order, as keel_exp_f32,
+/// keel_tanh_f32 and keel_sigmoid_f32 (src/numerics/Math.cpp) perform on
+/// every f32 input, each branch of theirs computed and selected. Arguments
+/// are clamped where the library's result no longer changes the f32
+/// outcome (exp: below -150 the f32 result is +0, above 100 infinity).
+/// CodegenMathTest compares them with the library on every f32 input.
+class F32Kernels {
+public:
+  F32Kernels(llvm::LLVMContext &ctx, llvm::Module &m) : ctx_(ctx), m_(m), b_(ctx) {}
+
+  llvm::Function *get(const std::string &name) {
+    if (llvm::Function *f = m_.getFunction("keel.kernel." + name + ".f32"))
+      return f;
+    auto *f = llvm::Function::Create(llvm::FunctionType::get(b_.getFloatTy(), {b_.getFloatTy()}, false),
+                                     llvm::Function::InternalLinkage, "keel.kernel." + name + ".f32", m_);
+    f->addFnAttr(llvm::Attribute::AlwaysInline);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f));
+    llvm::Value *x = b_.CreateFPExt(f->getArg(0), b_.getDoubleTy());
+    llvm::Value *r = name == "exp" ? exp(x) : name == "tanh" ? tanh(x) : sigmoid(x);
+    b_.CreateRet(b_.CreateFPTrunc(r, b_.getFloatTy()));
+    return f;
+  }
+
+private:
+  llvm::Value *c(double v) { return llvm::ConstantFP::get(b_.getDoubleTy(), v); }
+  llvm::Value *add(llvm::Value *a, llvm::Value *b) { return b_.CreateFAdd(a, b); }
+  llvm::Value *sub(llvm::Value *a, llvm::Value *b) { return b_.CreateFSub(a, b); }
+  llvm::Value *mul(llvm::Value *a, llvm::Value *b) { return b_.CreateFMul(a, b); }
+  llvm::Value *div(llvm::Value *a, llvm::Value *b) { return b_.CreateFDiv(a, b); }
+  llvm::Value *select(llvm::Value *c, llvm::Value *a, llvm::Value *b) { return b_.CreateSelect(c, a, b); }
+  llvm::Value *clamp(llvm::Value *x, double lo, double hi) {
+    llvm::Value *low = select(b_.CreateFCmpOLT(x, c(lo)), c(lo), x);
+    return select(b_.CreateFCmpOGT(low, c(hi)), c(hi), low);
+  }
+
+  /// nearestInteger: the 1.5 * 2^52 trick.
+  llvm::Value *nearest(llvm::Value *v) { return sub(add(v, c(0x1.8p52)), c(0x1.8p52)); }
+  /// 2^k for an integral double kd in the normal range.
+  llvm::Value *pow2(llvm::Value *kd) {
+    llvm::Value *k = b_.CreateFPToSI(kd, b_.getInt64Ty());
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(k, b_.getInt64(1023)), 52), b_.getDoubleTy());
+  }
+  /// expm1Kernel: Taylor to r^14 by Horner.
+  llvm::Value *expm1Kernel(llvm::Value *r) {
+    static const double coefficients[] = {1.0 / 2,       1.0 / 6,         1.0 / 24,        1.0 / 120,
+                                          1.0 / 720,     1.0 / 5040,      1.0 / 40320,     1.0 / 362880,
+                                          1.0 / 3628800, 1.0 / 39916800,  1.0 / 479001600, 1.0 / 6227020800,
+                                          1.0 / 87178291200.0};
+    llvm::Value *q = c(coefficients[12]);
+    for (int i = 11; i >= 0; --i)
+      q = add(c(coefficients[i]), mul(r, q));
+    return add(r, mul(mul(r, r), q));
+  }
+  static constexpr double kLn2Hi = 0x1.62e42fee00000p-1, kLn2Lo = 0x1.a39ef35793c76p-33,
+                          kInvLn2 = 0x1.71547652b82fep0;
+
+  /// expTail(x, 0) for x in [-150, 100]: scale() multiplies by 2^k once.
+  llvm::Value *expInRange(llvm::Value *x) {
+    llvm::Value *kd = nearest(mul(x, c(kInvLn2)));
+    llvm::Value *rh = sub(x, mul(kd, c(kLn2Hi)));
+    llvm::Value *t = sub(c(0.0), mul(kd, c(kLn2Lo)));
+    llvm::Value *s = add(rh, t), *bb = sub(s, rh);
+    llvm::Value *err = add(sub(rh, sub(s, bb)), sub(t, bb));
+    llvm::Value *p = expm1Kernel(s);
+    llvm::Value *y = add(c(1.0), add(p, mul(err, add(c(1.0), p))));
+    return mul(y, pow2(kd));
+  }
+  llvm::Value *isNaN(llvm::Value *x) { return b_.CreateFCmpUNO(x, x); }
+
+  llvm::Value *exp(llvm::Value *x) { return select(isNaN(x), add(x, x), expInRange(clamp(x, -150.0, 100.0))); }
+
+  /// expm1F64 for x in [2^-27, 44]. Its two branches share one kernel:
+  /// below 0.3465 the library evaluates expm1Kernel(x), which is what the
+  /// reduction gives with k = 0 (r = x, no correction, 2^0 e + 0 = e, and
+  /// e > 0 here), so k is forced to 0 there.
+  llvm::Value *expm1(llvm::Value *x) {
+    llvm::Value *kd = select(b_.CreateFCmpOLT(x, c(0.3465)), c(0.0), nearest(mul(x, c(kInvLn2))));
+    llvm::Value *rh = sub(x, mul(kd, c(kLn2Hi)));
+    llvm::Value *rl = mul(kd, c(kLn2Lo));
+    llvm::Value *r = sub(rh, rl);
+    llvm::Value *corr = sub(sub(rh, r), rl);
+    llvm::Value *e = expm1Kernel(r);
+    e = add(e, mul(corr, add(c(1.0), e)));
+    llvm::Value *p2 = pow2(kd);
+    llvm::Value *large = sub(mul(add(c(1.0), e), p2), c(1.0));
+    llvm::Value *moderate = add(mul(e, p2), sub(p2, c(1.0)));
+    return select(b_.CreateFCmpOGT(kd, c(53.0)), large, moderate);
+  }
+
+  llvm::Value *tanh(llvm::Value *x) {
+    llvm::Value *a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    llvm::Value *e = expm1(mul(c(2.0), clamp(a, 0x1p-28, 22.0)));
+    // a >= 1: 1 - 2 / (e + 2); below: e / (e + 2). One division serves both.
+    llvm::Value *atLeastOne = b_.CreateFCmpOGE(a, c(1.0));
+    llvm::Value *q = div(select(atLeastOne, c(2.0), e), add(e, c(2.0)));
+    llvm::Value *t = select(b_.CreateFCmpOGE(a, c(22.0)), c(1.0), select(atLeastOne, sub(c(1.0), q), q));
+    llvm::Value *negative = b_.CreateICmpSLT(b_.CreateBitCast(x, b_.getInt64Ty()), b_.getInt64(0));
+    llvm::Value *signed_ = select(negative, b_.CreateFNeg(t), t);
+    llvm::Value *tiny = b_.CreateFCmpOLT(a, c(0x1p-28));
+    return select(isNaN(x), add(x, x), select(tiny, x, signed_));
+  }
+
+  llvm::Value *sigmoid(llvm::Value *x) {
+    llvm::Value *nonNegative = b_.CreateFCmpOGE(x, c(0.0));
+    // x >= 0: 1 / (1 + exp(-x)); x < 0: exp(x) / (1 + exp(x)).
+    llvm::Value *e = expInRange(clamp(select(nonNegative, b_.CreateFNeg(x), x), -150.0, 100.0));
+    llvm::Value *positive = div(c(1.0), add(c(1.0), e));
+    llvm::Value *negative = div(e, add(c(1.0), e));
+    return select(isNaN(x), add(x, x), select(nonNegative, positive, negative));
+  }
+
+  llvm::LLVMContext &ctx_;
+  llvm::Module &m_;
+  llvm::IRBuilder<> b_;
+};
+
 class Emitter {
 public:
-  Emitter(llvm::LLVMContext &ctx, llvm::Module &m, const loop::Module &lm) : ctx_(ctx), m_(m), lm_(lm), b_(ctx) {}
+  Emitter(llvm::LLVMContext &ctx, llvm::Module &m, const loop::Module &lm)
+      : ctx_(ctx), m_(m), lm_(lm), b_(ctx), kernels_(ctx, m) {}
 
   void run() {
     for (const std::vector<uint8_t> &bytes : lm_.constants) {
@@ -367,9 +485,20 @@ private:
     return v;
   }
 
-  /// keel/numerics/Math.h's function NAME on f32 or f64.
+  /// keel/numerics/Math.h's function NAME on f32 or f64. On f32, exp,
+  /// tanh, sigmoid and rsqrt are emitted inline (F32Kernels below), so
+  /// loops over them vectorize; the rest call the library.
   llvm::Value *math(const char *name, llvm::Value *v, Type t) {
-    return callHelper(std::string("keel_") + name + (t == Type::F32 ? "_f32" : "_f64"), carrier(t), {v});
+    std::string n = name;
+    if (n == "rsqrt") { // 1 / sqrt, in f64 for f32 (keel_rsqrt_f32)
+      llvm::Value *d = t == Type::F32 ? b_.CreateFPExt(v, b_.getDoubleTy()) : v;
+      llvm::Value *r = b_.CreateFDiv(llvm::ConstantFP::get(b_.getDoubleTy(), 1.0),
+                                     b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, d));
+      return t == Type::F32 ? b_.CreateFPTrunc(r, b_.getFloatTy()) : r;
+    }
+    if (t == Type::F32 && (n == "exp" || n == "tanh" || n == "sigmoid"))
+      return b_.CreateCall(kernels_.get(n), {v});
+    return callHelper("keel_" + n + (t == Type::F32 ? "_f32" : "_f64"), carrier(t), {v});
   }
 
   llvm::Value *binary(const loop::Expr &e) {
@@ -532,6 +661,7 @@ private:
   const loop::Function *lf_ = nullptr;
   std::vector<llvm::AllocaInst *> slots_;
   std::vector<llvm::GlobalVariable *> constants_;
+  F32Kernels kernels_;
   std::vector<LoopTargets> loops_;
 };
 
@@ -591,27 +721,13 @@ llvm::orc::SymbolMap helperSymbols(llvm::orc::LLJIT &jit) {
 
 } // namespace
 
-std::string emitLLVMText(const loop::Module &m) {
-  llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> module = emit(m, ctx);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  module->print(os, nullptr);
-  return text;
-}
-
-bool checkLLVM(const loop::Module &m, std::string &problems) {
-  llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> module = emit(m, ctx);
-  llvm::raw_string_ostream os(problems);
-  return !llvm::verifyModule(*module, &os);
-}
-
 namespace {
 /// LLVM's standard -O2 pipeline for this machine. It changes no result: the
 /// IR has no fast-math flags and no fmuladd, so floating-point operations
 /// are neither reassociated nor contracted.
 bool optimize(llvm::Module &module, std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder) {
     error = llvm::toString(builder.takeError());
@@ -639,6 +755,24 @@ bool optimize(llvm::Module &module, std::string &error) {
   return true;
 }
 } // namespace
+
+std::string emitLLVMText(const loop::Module &m, bool optimized) {
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> module = emit(m, ctx);
+  std::string text;
+  if (optimized && !optimize(*module, text))
+    return "; could not optimize: " + text + "\n";
+  llvm::raw_string_ostream os(text);
+  module->print(os, nullptr);
+  return text;
+}
+
+bool checkLLVM(const loop::Module &m, std::string &problems) {
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> module = emit(m, ctx);
+  llvm::raw_string_ostream os(problems);
+  return !llvm::verifyModule(*module, &os);
+}
 
 struct Program::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;

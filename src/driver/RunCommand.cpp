@@ -3,7 +3,7 @@
 //   keel run FILE            runs main; exit status: main's int (0 for void)
 //   keel test FILE           runs each test block in a child process and
 //                            reports each by name, then "N passed, M failed"
-//   keel emit --llvm FILE    the LLVM IR;  keel emit --loop FILE: the loop IR
+//   keel emit --llvm FILE    the LLVM IR (--llvm-opt: after -O2); --loop: the loop IR
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -77,7 +77,7 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
       return std::nullopt;
     }
     bool run = command == "run";
-    if (emit && (a == "--llvm" || a == "--loop"))
+    if (emit && (a == "--llvm" || a == "--loop" || a == "--llvm-opt"))
       p.emit = std::string(a.substr(2));
     else if (run && (a == "--entry" || a == "--arg" || a == "--out" || a == "--bind" || a == "--repeat")) {
       if (i + 1 == args.size()) {
@@ -134,7 +134,7 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
     return std::nullopt;
   }
   if (p.path.empty() || (emit && p.emit.empty())) {
-    std::fprintf(stderr, "usage: keel %s%s FILE%s\n", command.c_str(), emit ? " --llvm|--loop" : "",
+    std::fprintf(stderr, "usage: keel %s%s FILE%s\n", command.c_str(), emit ? " --llvm|--llvm-opt|--loop" : "",
                  command == "run" ? " [--entry F --arg NAME=FILE.npy|NAME=random:SEED... [--bind N=4] [--out DIR] [--repeat N]]" : "");
     return std::nullopt;
   }
@@ -210,7 +210,8 @@ int runEmit(const std::vector<std::string_view> &args) {
   std::optional<loop::Module> module = frontEnd("emit", p->path, p->output);
   if (!module)
     return 1;
-  std::fputs((p->emit == "llvm" ? codegen::emitLLVMText(*module) : loop::print(*module)).c_str(), stdout);
+  std::string text = p->emit == "loop" ? loop::print(*module) : codegen::emitLLVMText(*module, p->emit == "llvm-opt");
+  std::fputs(text.c_str(), stdout);
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "keel/loop/LowerTensor.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -335,7 +336,32 @@ private:
       return encodingConst(type(v).dtype, it->second);
     if (auto it = broadcasts_.find(v); it != broadcasts_.end())
       return load(it->second->operands[0], broadcastIndex(*it->second, index));
+    if (auto it = pointwiseOps_.find(v); it != pointwiseOps_.end())
+      return pointwise(*it->second, index);
     return loadFrom(buffer_.at(v), type(v).dtype, address(type(v), index));
+  }
+
+  /// Element `i` of a pointwise operation's result (each operand read at
+  /// the same index).
+  ExprPtr pointwise(const ir::Op &o, const std::vector<Ix> &i) {
+    const std::vector<ValueId> &x = o.operands;
+    switch (o.kind) {
+    case OpKind::Unary: return unaryElement(o.unary, type(x[0]).dtype, load(x[0], i));
+    case OpKind::Binary: return binaryElement(binaryOp(o.binary), type(x[0]).dtype, load(x[0], i), load(x[1], i));
+    case OpKind::Compare: return makeCompare(compareOp(o.compare), load(x[0], i), load(x[1], i));
+    case OpKind::Select: return makeSelect(load(x[0], i), load(x[1], i), load(x[2], i));
+    case OpKind::Convert: return convert(load(x[0], i), type(x[0]).dtype, type(o.results[0]).dtype);
+    case OpKind::Copy: case OpKind::Relayout: return load(x[0], i);
+    case OpKind::Constant: case OpKind::Iota: case OpKind::BroadcastInDim: case OpKind::Reshape:
+    case OpKind::Transpose: case OpKind::Slice: case OpKind::Concatenate: case OpKind::Reduce:
+    case OpKind::DotGeneral: case OpKind::Call: case OpKind::Return: case OpKind::Fusion:
+      break;
+    }
+    return nullptr; // not pointwise: never asked
+  }
+  static bool isPointwise(OpKind k) {
+    return k == OpKind::Unary || k == OpKind::Binary || k == OpKind::Compare || k == OpKind::Select ||
+           k == OpKind::Convert || k == OpKind::Copy || k == OpKind::Relayout;
   }
 
   /// The operand index a broadcast_in_dim reads for result index `i`.
@@ -445,22 +471,42 @@ private:
   /// returned values go to `regionResults`), freeing each owned buffer
   /// after its last use.
   void lowerOps(const std::vector<ir::Op> &ops, std::vector<ValueId> *regionResults) {
-    // A broadcast is read through its operand: a use of it is a use of the
-    // operand too, which must live until the broadcast's last use.
-    std::map<ValueId, ValueId> readsThrough;
+    // A pointwise result used once, by an operation that reads each of its
+    // elements once, is computed where that user reads it, in the user's
+    // loop: the same element expression, so the same bits, without a
+    // buffer. (Contractions and broadcasts read elements many times; calls
+    // and fusions take buffers.)
+    std::map<ValueId, std::vector<const ir::Op *>> users;
     for (const ir::Op &o : ops)
-      if (o.kind == OpKind::BroadcastInDim)
-        readsThrough[o.results[0]] = o.operands[0];
+      for (ValueId v : o.operands)
+        users[v].push_back(&o);
+    for (const ir::Op &o : ops) {
+      if (!isPointwise(o.kind))
+        continue;
+      const std::vector<const ir::Op *> &u = users[o.results[0]];
+      // (A region's results are copied out after its operations: not those.)
+      if (u.size() == 1 && u[0]->kind != OpKind::DotGeneral && u[0]->kind != OpKind::BroadcastInDim &&
+          u[0]->kind != OpKind::Call && u[0]->kind != OpKind::Fusion && !(regionResults && u[0]->kind == OpKind::Return))
+        inlined_.insert(o.results[0]);
+    }
+    // Broadcasts and inlined values are read through their operands: a use
+    // of one is a use of those, which must live until then.
+    std::map<ValueId, std::vector<ValueId>> readsThrough;
+    for (const ir::Op &o : ops)
+      if (o.kind == OpKind::BroadcastInDim || inlined_.count(o.results.empty() ? ~ValueId{0} : o.results[0]))
+        readsThrough[o.results[0]] = o.operands;
     std::map<ValueId, size_t> last;
+    std::function<void(ValueId, size_t)> use = [&](ValueId v, size_t p) {
+      last[v] = p;
+      if (auto it = readsThrough.find(v); it != readsThrough.end())
+        for (ValueId operand : it->second)
+          use(operand, p);
+    };
     for (size_t p = 0; p < ops.size(); ++p) {
       for (ValueId r : ops[p].results)
         last[r] = p;
       for (ValueId v : ops[p].operands)
-        for (ValueId u = v;; u = readsThrough.at(u)) {
-          last[u] = p;
-          if (!readsThrough.count(u))
-            break;
-        }
+        use(v, p);
     }
     for (size_t p = 0; p < ops.size(); ++p) {
       const ir::Op &o = ops[p];
@@ -496,40 +542,14 @@ private:
       return;
     }
     switch (o.kind) {
-    case OpKind::Unary: {
-      ValueId x = o.operands[0];
-      elementwise(o, [&](const std::vector<Ix> &i) { return unaryElement(o.unary, type(x).dtype, load(x, i)); });
+    case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
+    case OpKind::Copy: case OpKind::Relayout:
+      if (inlined_.count(o.results[0])) { // computed where its one user reads it (see load)
+        pointwiseOps_[o.results[0]] = &o;
+        return;
+      }
+      elementwise(o, [&](const std::vector<Ix> &i) { return pointwise(o, i); });
       return;
-    }
-    case OpKind::Binary: {
-      ValueId a = o.operands[0], b = o.operands[1];
-      elementwise(o, [&](const std::vector<Ix> &i) {
-        return binaryElement(binaryOp(o.binary), type(a).dtype, load(a, i), load(b, i));
-      });
-      return;
-    }
-    case OpKind::Compare: {
-      ValueId a = o.operands[0], b = o.operands[1];
-      elementwise(o, [&](const std::vector<Ix> &i) { return makeCompare(compareOp(o.compare), load(a, i), load(b, i)); });
-      return;
-    }
-    case OpKind::Select: {
-      ValueId c = o.operands[0], a = o.operands[1], b = o.operands[2];
-      elementwise(o, [&](const std::vector<Ix> &i) { return makeSelect(load(c, i), load(a, i), load(b, i)); });
-      return;
-    }
-    case OpKind::Convert: {
-      ValueId x = o.operands[0];
-      DType to = type(o.results[0]).dtype;
-      elementwise(o, [&](const std::vector<Ix> &i) { return convert(load(x, i), type(x).dtype, to); });
-      return;
-    }
-    case OpKind::Copy:
-    case OpKind::Relayout: {
-      ValueId x = o.operands[0];
-      elementwise(o, [&](const std::vector<Ix> &i) { return load(x, i); });
-      return;
-    }
     case OpKind::Constant: constant(o); return;
     case OpKind::Iota: {
       DType t = type(o.results[0]).dtype;
@@ -653,7 +673,7 @@ private:
     elementwise(o, [&](const std::vector<Ix> &i) -> ExprPtr {
       Slot linear = newSlot(Type::I64);
       assign(linear, address(rowMajorOut, i));
-      if (in.hasDefaultLayout())
+      if (in.hasDefaultLayout() && buffer_.count(x)) // stored row-major: position p is element p
         return loadFrom(buffer_.at(x), in.dtype, var(linear));
       // Operand index d = (p / rowstride_d) % size_d.
       std::vector<Ix> j;
@@ -850,6 +870,8 @@ private:
   std::map<ValueId, Slot> direct_;
   std::map<ValueId, uint64_t> splat_;
   std::map<ValueId, const ir::Op *> broadcasts_; ///< broadcast_in_dim results, read through their operand
+  std::set<ValueId> inlined_;                     ///< pointwise results computed where they are read
+  std::map<ValueId, const ir::Op *> pointwiseOps_; ///< ... and the operations that compute them
   std::set<ValueId> owned_;
   std::vector<Slot> resultSlots_;
 };

@@ -28,9 +28,10 @@
 
 namespace keel::codegen {
 
-/// The LLVM IR text of a loop IR module. User functions are named
+/// The LLVM IR text of a loop IR module, as generated or (`optimized`)
+/// after the -O2 pipeline the JIT runs. User functions are named
 /// `keel.fn.NAME`.
-std::string emitLLVMText(const loop::Module &m);
+std::string emitLLVMText(const loop::Module &m, bool optimized = false);
 
 /// Emits the module and runs LLVM's verifier on it; false with the problems
 /// (a Keel bug: verified loop IR must always give valid LLVM IR).

@@ -1,0 +1,155 @@
+"""The CPU oracle's workloads (issue 7: W1-W5, W7), timed against NumPy and
+PyTorch (Debian python3-numpy, python3-torch) and against the machine's
+limits measured in the same run: memory bandwidth (a NumPy copy), OpenBLAS
+sgemm (NumPy's matmul through Debian's libopenblas), and a plain sequential
+C loop (gcc -O2) for W7's strictly ordered sum.
+
+usage: python3 bench/oracle_bench.py [KEEL]        (default build/src/driver/keel)
+
+Keel's time is `keel run --entry ... --repeat 5`'s best call (compilation
+excluded), on inputs it generates (random:SEED); the others' best of 5.
+Keel runs on one core; OpenBLAS and PyTorch may use every core (their
+thread counts are printed)."""
+import ctypes
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KEEL = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "build", "src", "driver", "keel")
+SOURCE = os.path.join(HERE, "oracle.sfn")
+
+
+def best(function, runs=5):
+    function()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times) * 1e3
+
+
+def keel(entry, args, bindings):
+    command = [KEEL, "run", SOURCE, "--entry", entry, "--repeat", "5", "--bind",
+               ",".join(f"{k}={v}" for k, v in bindings.items())]
+    for i, name in enumerate(args):
+        command += ["--arg", f"{name}=random:{i + 1}"]
+    run = subprocess.run(command, capture_output=True, text=True)
+    match = re.search(r"best ([0-9.]+) ms", run.stderr)
+    if run.returncode != 0 or not match:
+        sys.exit(f"keel failed on {entry}: {run.stderr}")
+    return float(match.group(1))
+
+
+def main():
+    rng = np.random.default_rng(0)
+    try:
+        import torch
+        torch_threads = torch.get_num_threads()
+    except ImportError:
+        torch = None
+        torch_threads = 0
+
+    # The machine's limits, measured now.
+    big = rng.random(64 * 2**20 // 4, dtype=np.float32)
+    copy = np.empty_like(big)
+    copy_ms = best(lambda: np.copyto(copy, big))
+    bandwidth = 2 * big.nbytes / copy_ms / 1e6  # GB/s, read + write
+    a = rng.random((1024, 1024), dtype=np.float32)
+    sgemm_ms = best(lambda: a @ a)
+    sgemm_gflops = 2 * 1024**3 / sgemm_ms / 1e6
+    with tempfile.TemporaryDirectory() as work:
+        c_source = os.path.join(work, "sum.c")
+        with open(c_source, "w") as f:
+            f.write("#include <stddef.h>\n"
+                    "float ordered_sum(const float *x, size_t n) {\n"
+                    "  float s = -0.0f;\n  for (size_t i = 0; i < n; ++i) s += x[i];\n  return s;\n}\n")
+        library = os.path.join(work, "libsum.so")
+        subprocess.run(["gcc", "-O2", "-shared", "-fPIC", c_source, "-o", library], check=True)
+        c_sum = ctypes.CDLL(library)
+        c_sum.ordered_sum.restype = ctypes.c_float
+        x64m = rng.random(64 * 2**20, dtype=np.float32)
+        pointer = x64m.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+        c_ms = best(lambda: c_sum.ordered_sum(pointer, ctypes.c_size_t(x64m.size)))
+
+    print(f"machine: memory {bandwidth:.1f} GB/s (NumPy copy, read+write), "
+          f"OpenBLAS sgemm {sgemm_gflops:.0f} GFLOP/s (1024^3: {sgemm_ms:.1f} ms), "
+          f"PyTorch {torch.__version__ if torch else 'absent'} ({torch_threads} threads)")
+    rows = []
+
+    def row(name, keel_ms, numpy_ms, torch_ms, floor_ms, floor_kind):
+        rows.append((name, keel_ms, numpy_ms, torch_ms, floor_ms, floor_kind))
+
+    # W1: tanh(x * 1.5 + 0.5) * x on 16M f32; floor: read x once, write once.
+    n = 16 * 2**20
+    x = rng.random(n, dtype=np.float32)
+    t = torch.from_numpy(x) if torch else None
+    row("W1 tanh(x*1.5+0.5)*x 16M", keel("w1", ["x"], {"N": n}),
+        best(lambda: np.tanh(x * np.float32(1.5) + np.float32(0.5)) * x),
+        best(lambda: torch.tanh(t * 1.5 + 0.5) * t) if torch else math.nan,
+        2 * x.nbytes / bandwidth / 1e6, "bandwidth")
+
+    # W2: layer norm over rows of [4096, 4096].
+    x2 = rng.random((4096, 4096), dtype=np.float32)
+    g, b = np.ones(4096, np.float32), np.zeros(4096, np.float32)
+
+    def ln_numpy():
+        m = x2.mean(axis=1, keepdims=True)
+        c = x2 - m
+        v = (c * c).mean(axis=1, keepdims=True)
+        return c / np.sqrt(v + np.float32(1e-5)) * g + b
+    t2 = torch.from_numpy(x2) if torch else None
+    row("W2 layer norm [4096,4096]", keel("w2", ["x", "gamma", "beta"], {"S": 4096, "D": 4096}), best(ln_numpy),
+        best(lambda: torch.nn.functional.layer_norm(t2, (4096,))) if torch else math.nan,
+        2 * x2.nbytes / bandwidth / 1e6, "bandwidth")
+
+    # W3: matmul; floor: OpenBLAS at its measured rate.
+    row("W3 matmul [1024,1024]^2", keel("w3", ["a", "b"], {"M": 1024, "K": 1024, "N": 1024}), sgemm_ms,
+        best(lambda: torch.from_numpy(a) @ torch.from_numpy(a)) if torch else math.nan, sgemm_ms, "sgemm")
+    ab = rng.random((16, 256, 256), dtype=np.float32)
+    row("W3 batched [16,256,256]^2", keel("w3b", ["a", "b"], {"B": 16, "M": 256, "K": 256, "N": 256}),
+        best(lambda: ab @ ab), best(lambda: torch.from_numpy(ab) @ torch.from_numpy(ab)) if torch else math.nan,
+        2 * 16 * 256**3 / sgemm_gflops / 1e6, "sgemm")
+
+    # W4: attention B=8 S=512 D=64.
+    q = rng.random((8, 512, 64), dtype=np.float32)
+
+    def attention_numpy():
+        s = q @ q.transpose(0, 2, 1) / np.float32(8.0)
+        e = np.exp(s - s.max(axis=2, keepdims=True))
+        return (e / e.sum(axis=2, keepdims=True)) @ q
+    tq = torch.from_numpy(q) if torch else None
+    row("W4 attention B=8 S=512 D=64", keel("w4", ["q", "k", "v"], {"B": 8, "S": 512, "D": 64}),
+        best(attention_numpy),
+        best(lambda: torch.softmax(tq @ tq.transpose(1, 2) / 8.0, dim=2) @ tq) if torch else math.nan,
+        2 * 2 * 8 * 512 * 512 * 64 / sgemm_gflops / 1e6, "sgemm")
+
+    # W5: MLP [2048,1024] -> 4096 -> 1024 with the exact (erf) GELU.
+    xm = rng.random((2048, 1024), dtype=np.float32)
+    w1, w2 = rng.random((1024, 4096), dtype=np.float32), rng.random((4096, 1024), dtype=np.float32)
+    b1, b2 = rng.random(4096, dtype=np.float32), rng.random(1024, dtype=np.float32)
+    if torch:
+        txm, tw1, tw2, tb1, tb2 = (torch.from_numpy(v) for v in (xm, w1, w2, b1, b2))
+    row("W5 MLP 2048x1024->4096->1024", keel("w5", ["x", "w1", "b1", "w2", "b2"], {"S": 2048, "D": 1024, "F": 4096}),
+        math.nan, best(lambda: torch.nn.functional.gelu(txm @ tw1 + tb1) @ tw2 + tb2, runs=3) if torch else math.nan,
+        2 * 2 * 2048 * 1024 * 4096 / sgemm_gflops / 1e6, "sgemm")
+
+    # W7: the ordered sum of 64M f32; its limit is the add latency.
+    row("W7 ordered sum 64M", keel("w7", ["x"], {"N": 64 * 2**20}), best(lambda: x64m.sum()),
+        best(lambda: torch.from_numpy(x64m).sum()) if torch else math.nan, c_ms, "C loop")
+
+    print(f"{'workload':32} {'Keel ms':>9} {'NumPy ms':>9} {'torch ms':>9} {'floor ms':>9}  "
+          f"{'Keel/NumPy':>10} {'floor/Keel':>10}")
+    for name, k, npy, tch, floor, kind in rows:
+        print(f"{name:32} {k:9.1f} {npy:9.1f} {tch:9.1f} {floor:9.1f}  {k / npy:10.2f} {floor / k:10.3f}  ({kind})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+//===- MathKernelTest.cpp - Inline f32 kernels equal the library ---------===//
+//
+// Code generation emits exp, tanh, sigmoid and rsqrt on f32 inline, as
+// vectorizable LLVM IR (src/codegen/Codegen.cpp, F32Kernels), instead of
+// calling keel/numerics/Math.h. They must give the library's bits exactly:
+// a loop applying each to a buffer is compiled and compared with the
+// library function, on special values and random inputs (unit), and on all
+// 2^32 f32 encodings (exhaustive, with KEEL_EXHAUSTIVE=1).
+//
+//===----------------------------------------------------------------------===//
+#include "keel/codegen/Codegen.h"
+#include "keel/numerics/Math.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <atomic>
+#include <random>
+#include <thread>
+
+using namespace keel;
+using namespace keel::loop;
+
+namespace {
+
+struct Kernel {
+  const char *name;
+  UnaryOp op;
+  float (*library)(float);
+};
+const Kernel kKernels[] = {
+    {"exp", UnaryOp::Exp, keel_exp_f32},
+    {"tanh", UnaryOp::Tanh, keel_tanh_f32},
+    {"sigmoid", UnaryOp::Sigmoid, keel_sigmoid_f32},
+    {"rsqrt", UnaryOp::Rsqrt, keel_rsqrt_f32},
+};
+
+/// fn apply(in: ptr, out: ptr, n: i64) { for i in 0..n { out[i] = op(in[i]) } }
+Module applyModule(UnaryOp op) {
+  Module m;
+  Function f;
+  f.name = "apply";
+  f.slots = {Type::Ptr, Type::Ptr, Type::I64, Type::I64};
+  f.params = 3;
+  f.result = Type::Void;
+  auto store = std::make_unique<Stmt>();
+  store->kind = Stmt::Kind::Store;
+  store->slot = 1;
+  store->index = makeVar(3, Type::I64);
+  store->value = makeUnary(op, makeLoad(Type::F32, makeVar(0, Type::Ptr), makeVar(3, Type::I64)));
+  auto loop = std::make_unique<Stmt>();
+  loop->kind = Stmt::Kind::For;
+  loop->slot = 3;
+  loop->from = makeConst(Type::I64, 0);
+  loop->to = makeVar(2, Type::I64);
+  loop->body.push_back(std::move(store));
+  f.body.push_back(std::move(loop));
+  m.functions.push_back(std::move(f));
+  return m;
+}
+
+using Apply = void (*)(const float *, float *, int64_t);
+
+/// Compares kernel and library on `in`; returns the number of differences
+/// (reporting the first few).
+int64_t compare(Apply apply, const Kernel &k, const std::vector<float> &in) {
+  std::vector<float> out(in.size());
+  apply(in.data(), out.data(), static_cast<int64_t>(in.size()));
+  int64_t differences = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    uint32_t want = std::bit_cast<uint32_t>(k.library(in[i])), got = std::bit_cast<uint32_t>(out[i]);
+    if (want != got && ++differences <= 3)
+      ADD_FAILURE() << k.name << "(" << std::hexfloat << in[i] << " = 0x" << std::hex
+                    << std::bit_cast<uint32_t>(in[i]) << "): kernel 0x" << got << ", library 0x" << want;
+  }
+  return differences;
+}
+
+class MathKernelTest : public ::testing::TestWithParam<Kernel> {
+protected:
+  void SetUp() override {
+    module_ = applyModule(GetParam().op);
+    std::string error;
+    program_ = codegen::Program::compile(module_, error);
+    ASSERT_TRUE(program_) << error;
+    apply_ = reinterpret_cast<Apply>(program_->address("apply", error));
+    ASSERT_TRUE(apply_) << error;
+  }
+  Module module_;
+  std::unique_ptr<codegen::Program> program_;
+  Apply apply_ = nullptr;
+};
+
+TEST_P(MathKernelTest, SpecialAndRandomInputs) {
+  std::vector<float> in;
+  for (uint32_t bits : {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00001u, 0x7F800001u,
+                        0x00000001u, 0x80000001u, 0x007FFFFFu, 0x00800000u, 0x7F7FFFFFu, 0xFF7FFFFFu, 0x3F800000u})
+    in.push_back(std::bit_cast<float>(bits));
+  // The library's branch points and clamps, and around them.
+  for (double edge : {0x1p-28, 0.17325, 0.3465, 1.0, 22.0, 11.0, -150.0, 100.0, 88.72, -103.97, -87.3, 37.0})
+    for (double v : {edge, -edge})
+      for (int step = -4; step <= 4; ++step) {
+        uint32_t b = std::bit_cast<uint32_t>(static_cast<float>(v)) + static_cast<uint32_t>(step);
+        in.push_back(std::bit_cast<float>(b));
+      }
+  std::mt19937 rng(11);
+  for (int i = 0; i < 2000000; ++i)
+    in.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng())));
+  std::uniform_real_distribution<float> moderate(-30.0f, 30.0f);
+  for (int i = 0; i < 1000000; ++i)
+    in.push_back(moderate(rng));
+  EXPECT_EQ(compare(apply_, GetParam(), in), 0);
+}
+
+TEST_P(MathKernelTest, EveryF32Input) {
+  if (!std::getenv("KEEL_EXHAUSTIVE"))
+    GTEST_SKIP() << "set KEEL_EXHAUSTIVE=1 (the exhaustive CTest entry does)";
+  constexpr uint64_t kChunk = uint64_t{1} << 24;
+  std::atomic<int64_t> differences{0};
+  auto sweep = [&](uint64_t first, uint64_t last) {
+    std::vector<float> in(kChunk);
+    for (uint64_t base = first; base < last; base += kChunk) {
+      for (uint64_t i = 0; i < kChunk; ++i)
+        in[i] = std::bit_cast<float>(static_cast<uint32_t>(base + i));
+      std::vector<float> out(kChunk);
+      apply_(in.data(), out.data(), static_cast<int64_t>(kChunk));
+      for (uint64_t i = 0; i < kChunk; ++i)
+        if (std::bit_cast<uint32_t>(out[i]) != std::bit_cast<uint32_t>(GetParam().library(in[i])))
+          ++differences;
+    }
+  };
+  std::thread half(sweep, 0, uint64_t{1} << 31);
+  sweep(uint64_t{1} << 31, uint64_t{1} << 32);
+  half.join();
+  EXPECT_EQ(differences.load(), 0) << GetParam().name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, MathKernelTest, ::testing::ValuesIn(kKernels),
+                         [](const ::testing::TestParamInfo<Kernel> &info) { return std::string(info.param.name); });
+
+} // namespace
