@@ -179,6 +179,8 @@ def cases():
     nanrows[1, 4] = np.nan
     nanrows[2, :] = np.array([1, 5, 5, -2, -2, 0], dtype=F32)
     m1, m2 = rng.standard_normal((5, 7)).astype(F32), rng.standard_normal((7, 3)).astype(F32)
+    big1, big2 = rng.standard_normal((33, 70)).astype(F32), rng.standard_normal((70, 65)).astype(F32)
+    long_x = (rng.standard_normal(1003) * 8).astype(F32)
     b1, b2 = rng.standard_normal((2, 3, 4)).astype(F32), rng.standard_normal((2, 4, 5)).astype(F32)
     bfa, bfb = bf16_bits(rng.standard_normal((4, 9))), bf16_bits(rng.standard_normal((9, 3)))
     ints = rng.integers(-1000, 1000, (3, 4)).astype(np.int32)
@@ -233,6 +235,11 @@ def cases():
         ("rowargmax", {"x": nanrows}, lambda: np.argmax(nanrows, axis=1).astype(np.int64)),
         ("rowargmin", {"x": nanrows}, lambda: np.argmin(nanrows, axis=1).astype(np.int64)),
         ("mm", {"a": m1, "b": m2}, lambda: mm_ref(m1, m2)),
+        # Sizes with vector bodies and remainders (the generated loops vectorize).
+        ("mm", {"a": big1, "b": big2}, lambda: mm_ref(big1, big2)),
+        ("th", {"x": long_x}, lambda: via_f64(math.tanh)(long_x)),
+        ("sg", {"x": long_x}, lambda: via_f64(lambda v: 1 / (1 + math.exp(-v)))(long_x)),
+        ("ex", {"x": long_x}, lambda: via_f64(math.exp)(long_x)),
         ("bmm", {"a": b1, "b": b2}, lambda: mm_ref(b1, b2)),
         ("bfmm", {"a": bf16_array(bfa), "b": bf16_array(bfb)}, lambda: bfmm_ref(bfa, bfb)),
         ("hadd", {"a": h1, "b": h2}, lambda: h1 * h2 + h1),
