@@ -344,6 +344,10 @@ private:
         same(o, l, r, "operand element types");
         return;
       }
+      if (l.dtype == DType::Bool) { // products and sums of pred are not defined
+        error(&o, "`dot_general` is not defined for pred");
+        return;
+      }
       if (!o.acc) {
         error(&o, "`dot_general` needs an explicit accumulator type");
         return;
