@@ -8,10 +8,11 @@ by the C library and rounded once to f32, bf16 rounding written out here.
 usage: tensor_ops.py KEEL WORKDIR"""
 import math
 import os
-import subprocess
 import sys
 
 import numpy as np
+
+from keel_entry import run_entry
 
 PROGRAM = r"""
 fn arith(a: Tensor<f32, [N]>, b: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return (a + b) * a - b / a; }
@@ -71,6 +72,14 @@ fn i8sum32(x: Tensor<i8, [N]>) -> Tensor<i32, []> { return sum(x, axis: 0, acc: 
 fn i8sum8(x: Tensor<i8, [N]>) -> Tensor<i8, []> { return sum(x, axis: 0); }
 fn u8sum64(x: Tensor<u8, [N]>) -> Tensor<u64, []> { return sum(x, axis: 0, acc: u64); }
 fn fprod(x: Tensor<f32, [N]>) -> Tensor<f32, []> { return prod(x, axis: 0); }
+fn i16ops(a: Tensor<i16, [N]>, b: Tensor<i16, [N]>) -> Tensor<i16, [N]> { return a * b + a; }
+fn u16ops(a: Tensor<u16, [N]>, b: Tensor<u16, [N]>) -> Tensor<u16, [N]> { return a - b; }
+fn u32div(a: Tensor<u32, [N]>, b: Tensor<u32, [N]>) -> Tensor<u32, [N]> { return a / b; }
+fn f64ops(a: Tensor<f64, [N]>, b: Tensor<f64, [N]>) -> Tensor<f64, [N]> { return (a + b) * a - b / a; }
+fn u8max(x: Tensor<u8, [M, N]>) -> Tensor<u8, [M]> { return max(x, axis: 1); }
+fn i64abs(x: Tensor<i64, [N]>) -> Tensor<i64, [N]> { return abs(x) + neg(x); }
+fn toe5(x: Tensor<f32, [N]>) -> Tensor<fp8e5m2, [N]> { return x as fp8e5m2; }
+fn hmax(a: Tensor<f16, [N]>, b: Tensor<f16, [N]>) -> Tensor<f16, [N]> { return max(a, b) - min(a, b); }
 """
 
 F32 = np.float32
@@ -370,6 +379,47 @@ def numerical_cases():
     ]
 
 
+def integer_and_other_cases():
+    """The remaining dtypes: i16, u16, u32, u8, i64 (wrapping, defined
+    division), f64 arithmetic, f16 min/max, f32 -> fp8e5m2 by hand."""
+    rng = np.random.default_rng(16)
+    a16, b16 = rng.integers(-2**15, 2**15, 50).astype(np.int16), rng.integers(-2**15, 2**15, 50).astype(np.int16)
+    ua, ub = rng.integers(0, 2**16, 50).astype(np.uint16), rng.integers(0, 2**16, 50).astype(np.uint16)
+    u32a = np.array([7, 0, 2**32 - 1, 100, 5], dtype=np.uint32)
+    u32b = np.array([2, 0, 3, 0, 7], dtype=np.uint32)
+    fa, fb = rng.standard_normal(50), rng.standard_normal(50)
+    u8 = rng.integers(0, 256, (4, 9)).astype(np.uint8)
+    i64 = np.array([-(2**63), -5, 0, 7, 2**63 - 1], dtype=np.int64)
+    h1 = np.array([1.0, -0.0, np.nan, 2.0, -np.inf], dtype=np.float16)
+    h2 = np.array([2.0, 0.0, 1.0, np.nan, 3.0], dtype=np.float16)
+    # fp8e5m2 by hand: 1.0 -> 0x3c; 57344 (largest) -> 0x7b; 61440 (the midpoint
+    # to 2^16) ties to even: infinity 0x7c; 1.25 -> 0x3d; 1.125 (a tie
+    # between 1.0 and 1.25) -> even 0x3c; 2^-16 (smallest subnormal) -> 0x01;
+    # NaN -> 0x7e.
+    e5in = np.array([1.0, 57344.0, 61440.0, 1.25, 1.125, 2.0**-16, np.nan], dtype=F32)
+
+    def wrap(values, bits, signed):
+        out = [(v % 2**bits) for v in values]
+        return [v - 2**bits if signed and v >= 2**(bits - 1) else v for v in out]
+
+    return [
+        ("i16ops", {"a": a16, "b": b16}, lambda: np.array(
+            wrap([x * y + x for x, y in zip(a16.tolist(), b16.tolist())], 16, True), dtype=np.int16)),
+        ("u16ops", {"a": ua, "b": ub}, lambda: np.array(
+            wrap([x - y for x, y in zip(ua.tolist(), ub.tolist())], 16, False), dtype=np.uint16)),
+        ("u32div", {"a": u32a, "b": u32b}, lambda: np.array([3, 0, 1431655765, 0, 0], dtype=np.uint32)),
+        ("f64ops", {"a": fa, "b": fb}, lambda: (fa + fb) * fa - fb / fa),
+        ("u8max", {"x": u8}, lambda: u8.max(axis=1)),
+        # abs(x) + (-x): 2|x| for negative x, 0 otherwise; abs(MIN) and -MIN
+        # both wrap to MIN, and MIN + MIN wraps to 0.
+        ("i64abs", {"x": i64}, lambda: np.array([0, 10, 0, 0, 0], dtype=np.int64)),
+        ("toe5", {"x": e5in}, lambda: np.array([(v,) for v in [0x3C, 0x7B, 0x7C, 0x3D, 0x3C, 0x01, 0x7E]],
+                                               dtype=[("fp8e5m2", "|u1")])),
+        # max(-0, 0) = 0 and min = -0: 0 - (-0) = 0; a NaN operand wins.
+        ("hmax", {"a": h1, "b": h2}, lambda: np.array([1.0, 0.0, np.nan, np.nan, np.inf], dtype=np.float16)),
+    ]
+
+
 def same(got, want):
     if got.dtype != want.dtype or got.shape != want.shape:
         return False
@@ -388,21 +438,13 @@ def main():
     with open(source, "w") as f:
         f.write(PROGRAM)
     failures = 0
-    for name, inputs, reference in cases() + numerical_cases():
-        command = [keel, "run", source, "--entry", name, "--out", work]
-        for param, value in inputs.items():
-            if isinstance(value, str):
-                command += ["--arg", f"{param}={value}", "--bind", "N=10"]
-                continue
-            path = os.path.join(work, f"{name}.{param}.npy")
-            np.save(path, value)
-            command += ["--arg", f"{param}={path}"]
-        run = subprocess.run(command, capture_output=True, text=True)
-        if run.returncode != 0:
-            print(f"FAIL {name}: keel exited {run.returncode}: {run.stderr}")
+    for name, inputs, reference in cases() + numerical_cases() + integer_and_other_cases():
+        random_sizes = ("--bind", "N=10") if any(isinstance(v, str) for v in inputs.values()) else ()
+        got, error = run_entry(keel, source, name, inputs, work, random_sizes)
+        if error:
+            print(f"FAIL {name}: {error}")
             failures += 1
             continue
-        got = np.load(os.path.join(work, name + ".npy"))
         with np.errstate(over="ignore", invalid="ignore"):
             want = np.asarray(reference())
         if not same(got, want):

@@ -7,10 +7,11 @@ in f32 in a fixed order, so the comparison allows f32 rounding (relative
 usage: transformer_check.py KEEL EXAMPLE WORKDIR"""
 import math
 import os
-import subprocess
 import sys
 
 import numpy as np
+
+from keel_entry import run_entry
 
 S, D, H, DH, F = 5, 8, 2, 4, 16
 rng = np.random.default_rng(7)
@@ -75,17 +76,11 @@ def main():
     }
     failures = 0
     for entry, (reference, args) in params.items():
-        command = [keel, "run", example, "--entry", entry, "--out", work]
-        for name, value in args.items():
-            path = os.path.join(work, f"{entry}.{name}.npy")
-            np.save(path, value)
-            command += ["--arg", f"{name}={path}"]
-        run = subprocess.run(command, capture_output=True, text=True)
-        if run.returncode != 0:
-            print(f"FAIL {entry}: keel exited {run.returncode}: {run.stderr}")
+        got, failure = run_entry(keel, example, entry, args, work)
+        if failure:
+            print(f"FAIL {entry}: {failure}")
             failures += 1
             continue
-        got = np.load(os.path.join(work, entry + ".npy"))
         want = reference(*[v.astype(np.float64) for v in args.values()])
         error = np.max(np.abs(got - want)) / max(1.0, np.max(np.abs(want)))
         ok = got.dtype == np.float32 and got.shape == want.shape and error < 1e-5
