@@ -438,9 +438,14 @@ private:
     }
     case loop::Expr::Kind::Global: return constants_[e.bits];
     case loop::Expr::Kind::Alloc:
-      return callHelper("keel_rt_alloc", b_.getPtrTy(),
-                        {expr(*e.operands[0]), b_.CreateGlobalString(e.loc.file), b_.getInt32(e.loc.line),
-                         b_.getInt32(e.loc.column)});
+    { // Fresh memory aliases nothing else (what lets LLVM keep it in registers).
+      llvm::Value *memory = callHelper("keel_rt_alloc", b_.getPtrTy(),
+                                       {expr(*e.operands[0]), b_.CreateGlobalString(e.loc.file),
+                                        b_.getInt32(e.loc.line), b_.getInt32(e.loc.column)});
+      if (auto *f = m_.getFunction("keel_rt_alloc"))
+        f->addRetAttr(llvm::Attribute::NoAlias);
+      return memory;
+    }
     case loop::Expr::Kind::Call: {
       std::vector<llvm::Value *> args;
       for (const loop::ExprPtr &o : e.operands)

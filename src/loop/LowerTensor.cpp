@@ -220,6 +220,7 @@ ExprPtr identity(ir::Combiner c, DType acc) {
 struct Ix {
   int64_t slot = -1;
   int64_t offset = 0;
+  int64_t scale = 1; ///< the index is scale * counter + offset
 };
 
 /// Element strides of a type's layout.
@@ -316,7 +317,7 @@ private:
       constant += index[d].offset * s[d];
       if (index[d].slot < 0)
         continue;
-      ExprPtr term = makeBinary(BinaryOp::Mul, var(static_cast<Slot>(index[d].slot)), i64(s[d]));
+      ExprPtr term = makeBinary(BinaryOp::Mul, var(static_cast<Slot>(index[d].slot)), i64(index[d].scale * s[d]));
       sum = sum ? makeBinary(BinaryOp::Add, std::move(sum), std::move(term)) : std::move(term);
     }
     if (!sum)
@@ -790,6 +791,8 @@ private:
     const TensorType &ta = type(a), &tb = type(b), &tr = type(r);
     DType acc = *o.acc;
     define(r, o);
+    if (tiledContraction(o))
+      return;
     TensorType accType = tr; // the result's shape and layout, the accumulator's dtype
     accType.dtype = acc;
     Slot accBuffer = buffer_.at(r);
@@ -860,6 +863,122 @@ private:
       release->slot = accBuffer;
       emit(std::move(release));
     }
+  }
+
+  static constexpr int64_t kTileRows = 4, kTileColumns = 16;
+
+  /// Fresh memory for `bytes`, in a new Ptr slot.
+  Slot allocateScratch(int64_t bytes, const ir::Op &o) {
+    Slot slot = newSlot(Type::Ptr);
+    auto alloc = std::make_unique<Expr>();
+    alloc->kind = Expr::Kind::Alloc;
+    alloc->type = Type::Ptr;
+    alloc->loc = location(o.loc);
+    alloc->operands.push_back(i64(bytes));
+    assign(slot, std::move(alloc));
+    return slot;
+  }
+  void release(Slot slot) {
+    auto s = std::make_unique<Stmt>();
+    s->kind = Stmt::Kind::Free;
+    s->slot = slot;
+    emit(std::move(s));
+  }
+
+  /// A matrix product (batch dims, one lhs-free dim M, one contracting dim
+  /// K, one rhs-free dim N) with M % 4 == 0 and N % 16 == 0, by tiles, as
+  /// BLAS does: for each 16-column panel of the rhs, copied (converted to
+  /// the accumulator, exactly) into contiguous memory, every 4-row tile of
+  /// results accumulates in a small buffer of its own across the whole
+  /// contracting loop; its innermost loop over the 16 columns vectorizes
+  /// and the tile stays in registers. Every result still starts at the
+  /// identity and adds round(a * b) for k = 0, 1, ... in order: the same
+  /// bits as the plain loops.
+  bool tiledContraction(const ir::Op &o) {
+    ValueId a = o.operands[0], b = o.operands[1], r = o.results[0];
+    const TensorType &ta = type(a), &tb = type(b), &tr = type(r);
+    if (o.lhsContract.size() != 1 || ta.rank() != o.lhsBatch.size() + 2 || tb.rank() != o.rhsBatch.size() + 2)
+      return false;
+    auto freeDim = [](const TensorType &t, const std::vector<int64_t> &batch, int64_t contract) {
+      for (int64_t d = 0; d < static_cast<int64_t>(t.rank()); ++d)
+        if (d != contract && std::find(batch.begin(), batch.end(), d) == batch.end())
+          return static_cast<size_t>(d);
+      return size_t{0};
+    };
+    size_t mDim = freeDim(ta, o.lhsBatch, o.lhsContract[0]), nDim = freeDim(tb, o.rhsBatch, o.rhsContract[0]);
+    size_t kA = static_cast<size_t>(o.lhsContract[0]), kB = static_cast<size_t>(o.rhsContract[0]);
+    int64_t m = ta.shape[mDim], n = tb.shape[nDim], k = ta.shape[kA];
+    if (m % kTileRows != 0 || n % kTileColumns != 0)
+      return false;
+    DType acc = *o.acc;
+    TensorType tileType = TensorType::make(acc, {kTileRows, kTileColumns});
+    TensorType panelType = TensorType::make(acc, {k, kTileColumns});
+    Slot rhs = bufferOf(b, o);
+    Slot tile = allocateScratch(kTileRows * kTileColumns * storageBytes(acc), o);
+    Slot panel = allocateScratch(k * kTileColumns * storageBytes(acc), o);
+    size_t nb = o.lhsBatch.size();
+    std::vector<int64_t> panels;
+    for (int64_t d : o.lhsBatch)
+      panels.push_back(ta.shape[static_cast<size_t>(d)]);
+    panels.push_back(n / kTileColumns);
+    std::vector<StmtPtr> *saved = block_;
+    std::vector<Slot> outer = openNest(panels);
+    std::vector<StmtPtr> *panelBody = block_;
+    auto batchIndex = [&](std::vector<Ix> &j, const std::vector<int64_t> &batch) {
+      for (size_t q = 0; q < nb; ++q)
+        j[static_cast<size_t>(batch[q])] = {static_cast<int64_t>(outer[q]), 0, 1};
+    };
+    Ix panelColumn{static_cast<int64_t>(outer[nb]), 0, kTileColumns};
+
+    // The panel: rhs[batch, kk, 16 * p + c] for every kk and c.
+    std::vector<Ix> pc = ixs(openNest({k, kTileColumns}));
+    {
+      std::vector<Ix> jb(tb.rank());
+      batchIndex(jb, o.rhsBatch);
+      jb[kB] = pc[0];
+      jb[nDim] = panelColumn;
+      ExprPtr at = makeBinary(BinaryOp::Add, address(tb, jb),
+                              makeBinary(BinaryOp::Mul, var(static_cast<Slot>(pc[1].slot)), i64(strides(tb)[nDim])));
+      storeTo(panel, acc, address(panelType, pc), convert(loadFrom(rhs, tb.dtype, std::move(at)), tb.dtype, acc));
+    }
+    block_ = panelBody;
+    Slot rowTile = openNest({m / kTileRows})[0];
+    std::vector<StmtPtr> *tileBody = block_;
+    std::vector<Ix> all = ixs(openNest({kTileRows, kTileColumns}));
+    storeTo(tile, acc, address(tileType, all), identity(ir::Combiner::Sum, acc));
+    block_ = tileBody;
+    Slot kk = openNest({k})[0];
+    Slot column = openNest({kTileColumns})[0];
+    for (int64_t row = 0; row < kTileRows; ++row) {
+      std::vector<Ix> ja(ta.rank());
+      batchIndex(ja, o.lhsBatch);
+      ja[mDim] = {static_cast<int64_t>(rowTile), row, kTileRows};
+      ja[kA] = {static_cast<int64_t>(kk), 0, 1};
+      std::vector<Ix> tileIndex = {Ix{-1, row, 1}, Ix{static_cast<int64_t>(column), 0, 1}};
+      std::vector<Ix> panelIndex = {Ix{static_cast<int64_t>(kk), 0, 1}, Ix{static_cast<int64_t>(column), 0, 1}};
+      // The product, rounded to the accumulator, then added: no fused multiply-add.
+      ExprPtr product = binaryElement(BinaryOp::Mul, acc, convert(load(a, ja), ta.dtype, acc),
+                                      loadFrom(panel, acc, address(panelType, panelIndex)));
+      ExprPtr sum = binaryElement(BinaryOp::Add, acc, loadFrom(tile, acc, address(tileType, tileIndex)), std::move(product));
+      storeTo(tile, acc, address(tileType, tileIndex), std::move(sum));
+    }
+    // The tile into the result: result[batch, 4 * t + row, 16 * p + c].
+    block_ = tileBody;
+    std::vector<Ix> rc = ixs(openNest({kTileRows, kTileColumns}));
+    std::vector<Ix> jr;
+    for (size_t q = 0; q < nb; ++q)
+      jr.push_back({static_cast<int64_t>(outer[q]), 0, 1});
+    jr.push_back({static_cast<int64_t>(rowTile), 0, kTileRows});
+    jr.push_back(panelColumn);
+    std::vector<int64_t> rs = strides(tr);
+    ExprPtr at = makeBinary(BinaryOp::Add, address(tr, jr),
+                            makeBinary(BinaryOp::Add, makeBinary(BinaryOp::Mul, var(static_cast<Slot>(rc[0].slot)), i64(rs[nb])),
+                                       makeBinary(BinaryOp::Mul, var(static_cast<Slot>(rc[1].slot)), i64(rs[nb + 1]))));
+    store(r, std::move(at), convert(loadFrom(tile, acc, address(tileType, rc)), acc, tr.dtype));
+    block_ = saved;
+    release(tile);
+    release(panel);
+    return true;
   }
 
   const ir::Function &f_;

@@ -190,6 +190,10 @@ def cases():
     m1, m2 = rng.standard_normal((5, 7)).astype(F32), rng.standard_normal((7, 3)).astype(F32)
     big1, big2 = rng.standard_normal((33, 70)).astype(F32), rng.standard_normal((70, 65)).astype(F32)
     long_x = (rng.standard_normal(1003) * 8).astype(F32)
+    tile1 = (rng.standard_normal((12, 37)) * np.exp(rng.uniform(-10, 10, (12, 37)))).astype(F32)
+    tile2 = rng.standard_normal((37, 48)).astype(F32)
+    tileb1, tileb2 = rng.standard_normal((3, 8, 5)).astype(F32), rng.standard_normal((3, 5, 32)).astype(F32)
+    tilebf1, tilebf2 = bf16_bits(rng.standard_normal((4, 9))), bf16_bits(rng.standard_normal((9, 16)))
     b1, b2 = rng.standard_normal((2, 3, 4)).astype(F32), rng.standard_normal((2, 4, 5)).astype(F32)
     bfa, bfb = bf16_bits(rng.standard_normal((4, 9))), bf16_bits(rng.standard_normal((9, 3)))
     ints = rng.integers(-1000, 1000, (3, 4)).astype(np.int32)
@@ -246,6 +250,10 @@ def cases():
         ("mm", {"a": m1, "b": m2}, lambda: mm_ref(m1, m2)),
         # Sizes with vector bodies and remainders (the generated loops vectorize).
         ("mm", {"a": big1, "b": big2}, lambda: mm_ref(big1, big2)),
+        # Sizes the tiled contraction takes (rows % 4 == 0, columns % 16 == 0).
+        ("mm", {"a": tile1, "b": tile2}, lambda: mm_ref(tile1, tile2)),
+        ("bmm", {"a": tileb1, "b": tileb2}, lambda: mm_ref(tileb1, tileb2)),
+        ("bfmm", {"a": bf16_array(tilebf1), "b": bf16_array(tilebf2)}, lambda: bfmm_ref(tilebf1, tilebf2)),
         ("th", {"x": long_x}, lambda: via_f64(math.tanh)(long_x)),
         ("sg", {"x": long_x}, lambda: via_f64(lambda v: 1 / (1 + math.exp(-v)))(long_x)),
         ("ex", {"x": long_x}, lambda: via_f64(math.exp)(long_x)),
