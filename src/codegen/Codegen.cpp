@@ -49,7 +49,8 @@ int formatIndex(Type t) { // keel::fp::Format order
 /// exp, tanh and sigmoid on f32, as inlinable LLVM IR without branches:
 /// the same IEEE f64 operations, in the same order, as keel_exp_f32,
 /// keel_tanh_f32 and keel_sigmoid_f32 (src/numerics/Math.cpp) perform on
-/// every f32 input, each branch of theirs computed and selected. Arguments
+/// every f32 input, each branch of theirs computed and selected (tanh
+/// mirrors the library's f32-specific tanhF32). Arguments
 /// are clamped where the library's result no longer changes the f32
 /// outcome (exp: below -150 the f32 result is +0, above 100 infinity).
 /// CodegenMathTest compares them with the library on every f32 input.
@@ -118,31 +119,28 @@ private:
 
   llvm::Value *exp(llvm::Value *x) { return select(isNaN(x), add(x, x), expInRange(clamp(x, -150.0, 100.0))); }
 
-  /// expm1F64 for x in [2^-27, 44]. Its two branches share one kernel:
-  /// below 0.3465 the library evaluates expm1Kernel(x), which is what the
-  /// reduction gives with k = 0 (r = x, no correction, 2^0 e + 0 = e, and
-  /// e > 0 here), so k is forced to 0 there.
-  llvm::Value *expm1(llvm::Value *x) {
-    llvm::Value *kd = select(b_.CreateFCmpOLT(x, c(0.3465)), c(0.0), nearest(mul(x, c(kInvLn2))));
-    llvm::Value *rh = sub(x, mul(kd, c(kLn2Hi)));
-    llvm::Value *rl = mul(kd, c(kLn2Lo));
-    llvm::Value *r = sub(rh, rl);
-    llvm::Value *corr = sub(sub(rh, r), rl);
-    llvm::Value *e = expm1Kernel(r);
-    e = add(e, mul(corr, add(c(1.0), e)));
-    llvm::Value *p2 = pow2(kd);
-    llvm::Value *large = sub(mul(add(c(1.0), e), p2), c(1.0));
-    llvm::Value *moderate = add(mul(e, p2), sub(p2, c(1.0)));
-    return select(b_.CreateFCmpOGT(kd, c(53.0)), large, moderate);
-  }
-
+  /// keel_tanh_f32 (tanhF32 in src/numerics/Math.cpp), its branches
+  /// selected: a clamped to [2^-28, 9.1] where the library would not use
+  /// the value.
   llvm::Value *tanh(llvm::Value *x) {
+    static const double shortCoefficients[] = {1.0 / 2,    1.0 / 6,     1.0 / 24,     1.0 / 120,     1.0 / 720,
+                                               1.0 / 5040, 1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800};
     llvm::Value *a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-    llvm::Value *e = expm1(mul(c(2.0), clamp(a, 0x1p-28, 22.0)));
-    // a >= 1: 1 - 2 / (e + 2); below: e / (e + 2). One division serves both.
+    llvm::Value *x2 = mul(c(2.0), clamp(a, 0x1p-28, 9.1));
+    llvm::Value *kd = select(b_.CreateFCmpOLT(x2, c(0.3465)), c(0.0), nearest(mul(x2, c(kInvLn2))));
+    llvm::Value *rh = sub(x2, mul(kd, c(kLn2Hi))), *rl = mul(kd, c(kLn2Lo));
+    llvm::Value *r = sub(rh, rl);
+    llvm::Value *correction = sub(sub(rh, r), rl);
+    llvm::Value *q = c(shortCoefficients[9]);
+    for (int i = 8; i >= 0; --i)
+      q = add(c(shortCoefficients[i]), mul(r, q));
+    llvm::Value *e = add(r, mul(mul(r, r), q));
+    e = add(e, mul(correction, add(c(1.0), e)));
+    llvm::Value *p2 = pow2(kd);
+    e = add(mul(e, p2), sub(p2, c(1.0)));
     llvm::Value *atLeastOne = b_.CreateFCmpOGE(a, c(1.0));
-    llvm::Value *q = div(select(atLeastOne, c(2.0), e), add(e, c(2.0)));
-    llvm::Value *t = select(b_.CreateFCmpOGE(a, c(22.0)), c(1.0), select(atLeastOne, sub(c(1.0), q), q));
+    llvm::Value *ratio = div(select(atLeastOne, c(2.0), e), add(e, c(2.0)));
+    llvm::Value *t = select(b_.CreateFCmpOLT(a, c(9.1)), select(atLeastOne, sub(c(1.0), ratio), ratio), c(1.0));
     llvm::Value *negative = b_.CreateICmpSLT(b_.CreateBitCast(x, b_.getInt64Ty()), b_.getInt64(0));
     llvm::Value *signed_ = select(negative, b_.CreateFNeg(t), t);
     llvm::Value *tiny = b_.CreateFCmpOLT(a, c(0x1p-28));

@@ -244,6 +244,44 @@ double tanhF64(double x) {
   return signBit(x) ? -t : t;
 }
 
+/// tanh for f32 arguments, evaluated in f64 to well below an f32 rounding
+/// error (a shorter expm1 series, relative truncation < 2^-40, since no
+/// f64 result is needed), in a form without data-dependent control flow so
+/// that code generation can emit the same operations inline and vectorize
+/// them (keep src/codegen/Codegen.cpp's F32Kernels::tanh in step).
+double expm1KernelShort(double r) { // Taylor to r^11 for |r| <= 0.35
+  constexpr double c[] = {1.0 / 2,     1.0 / 6,      1.0 / 24,      1.0 / 120,      1.0 / 720,
+                          1.0 / 5040,  1.0 / 40320,  1.0 / 362880,  1.0 / 3628800, 1.0 / 39916800};
+  double q = c[9];
+  for (int i = 8; i >= 0; --i)
+    q = c[i] + r * q;
+  return r + (r * r) * q;
+}
+
+float tanhF32(float input) {
+  double x = input;
+  if (isNaN(x))
+    return static_cast<float>(x + x);
+  double a = absolute(x);
+  if (a < 0x1p-28)
+    return input; // tanh x = x - x^3/3 rounds to x
+  double t = 1.0; // from 9.1 on, 1 - tanh(a) < 2^-25: rounds to 1
+  if (a < 9.1) {
+    double x2 = 2.0 * a; // expm1(2a): below 0.3465 unreduced (k = 0)
+    double kd = x2 < 0.3465 ? 0.0 : nearestInteger(x2 * kInvLn2);
+    double rh = x2 - kd * kLn2Hi, rl = kd * kLn2Lo;
+    double r = rh - rl, correction = (rh - r) - rl;
+    double e = expm1KernelShort(r);
+    e = e + correction * (1.0 + e);
+    double p2 = pow2(static_cast<int>(kd));
+    e = e * p2 + (p2 - 1.0);
+    // a >= 1: 1 - 2 / (e + 2); below: e / (e + 2).
+    double q = (a >= 1.0 ? 2.0 : e) / (e + 2.0);
+    t = a >= 1.0 ? 1.0 - q : q;
+  }
+  return static_cast<float>(signBit(x) ? -t : t);
+}
+
 double sigmoidF64(double x) {
   if (isNaN(x))
     return x + x;
@@ -400,12 +438,14 @@ extern "C" {
   float keel_##NAME##_f32(float x) { return static_cast<float>(F64(static_cast<double>(x))); }
 KEEL_DEFINE_MATH(exp, expF64)
 KEEL_DEFINE_MATH(log, logF64)
-KEEL_DEFINE_MATH(tanh, tanhF64)
 KEEL_DEFINE_MATH(sigmoid, sigmoidF64)
 KEEL_DEFINE_MATH(silu, siluF64)
 KEEL_DEFINE_MATH(gelu, geluF64)
 KEEL_DEFINE_MATH(rsqrt, rsqrtF64)
 #undef KEEL_DEFINE_MATH
+
+double keel_tanh_f64(double x) { return tanhF64(x); }
+float keel_tanh_f32(float x) { return tanhF32(x); }
 
 double keel_sqrt_f64(double x) { return __builtin_sqrt(x); }
 float keel_sqrt_f32(float x) { return __builtin_sqrtf(x); }
