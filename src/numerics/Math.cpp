@@ -12,7 +12,9 @@
 //===----------------------------------------------------------------------===//
 #include "keel/numerics/Math.h"
 
+#include <array>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
@@ -315,19 +317,37 @@ constexpr double kTwoOverSqrtPiHi = 0x1.20dd750429b6dp0; // 2/sqrt(pi) = hi + lo
 constexpr double kTwoOverSqrtPiLo = 0x1.1ae3a914fed80p-56;
 constexpr double kInvSqrtPi = 0x1.20dd750429b6dp-1; // 1/sqrt(pi)
 
-/// erf(t) for |t| < 3 as a double-double: the alternating Taylor series
-/// 2/sqrt(pi) sum (-1)^n t^(2n+1) / (n! (2n+1)), summed in double-double so
-/// that 1 + erf(t) keeps its bits for negative t.
+/// The coefficients (-1)^n / (n! (2n+1)) of erf's Taylor series, as
+/// double-doubles, computed once (by the same IEEE operations everywhere).
+constexpr int kErfTerms = 120;
+const std::array<DD, kErfTerms> &erfCoefficients() {
+  static const std::array<DD, kErfTerms> table = [] {
+    std::array<DD, kErfTerms> c{};
+    DD factorial{1.0, 0};
+    for (int n = 0; n < kErfTerms; ++n) {
+      if (n > 0)
+        factorial = mul(factorial, static_cast<double>(n));
+      DD v = div(DD{1.0, 0}, mul(factorial, 2.0 * n + 1));
+      c[static_cast<size_t>(n)] = n % 2 ? DD{-v.hi, -v.lo} : v;
+    }
+    return c;
+  }();
+  return table;
+}
+
+/// erf(t) for |t| < 3 as a double-double: 2/sqrt(pi) sum c_n t^(2n+1),
+/// summed in double-double so that 1 + erf(t) keeps its bits for negative
+/// t; terms stop below 2^-90 (the result needs 2^-70: 1 + erf(t) > 2^-17).
 DD erfSeries(DD t) {
+  const std::array<DD, kErfTerms> &c = erfCoefficients();
   DD t2 = mul(t, t);
-  DD neg{-t2.hi, -t2.lo};
-  DD term = t; // t^(2n+1) (-1)^n / n!
+  DD power = t; // t^(2n+1)
   DD sum = t;
-  for (int n = 1; n < 200; ++n) {
-    term = div(mul(term, neg), DD{static_cast<double>(n), 0});
-    DD piece = div(term, DD{2.0 * n + 1, 0});
+  for (int n = 1; n < kErfTerms; ++n) {
+    power = mul(power, t2);
+    DD piece = mul(c[static_cast<size_t>(n)], power);
     sum = add(sum, piece);
-    if (absolute(piece.hi) < 0x1p-110)
+    if (absolute(piece.hi) < 0x1p-90)
       break;
   }
   return mul(sum, DD{kTwoOverSqrtPiHi, kTwoOverSqrtPiLo});
