@@ -397,8 +397,9 @@ private:
     return std::nullopt;
   }
 
-  /// A buffer holding `v`: a splat is written out the first time one is
-  /// needed (a call's argument).
+  /// A buffer holding `v`: a value that has none (a splat, a broadcast) is
+  /// written out the first time one is needed (a call's argument, the rhs
+  /// of a tiled contraction).
   Slot bufferOf(ValueId v, const ir::Op &user) {
     if (auto it = buffer_.find(v); it != buffer_.end())
       return it->second;
