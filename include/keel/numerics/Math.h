@@ -14,8 +14,9 @@
  * x * sigmoid(x). pow follows C99 Annex F for its special cases. The f32
  * forms evaluate the f64 function on the exactly widened input and round
  * the result once to f32 (rsqrt: 1 / sqrt in f64, rounded once to f32),
- * except tanh, whose f32 form is its own f64 evaluation with a shorter
- * series (relative error below 2^-40 before the final rounding).
+ * except tanh and gelu, whose f32 forms are their own f64 evaluations
+ * (tanh: a shorter series, relative error below 2^-40 before the final
+ * rounding; gelu: plain f64 instead of double-double, error below 2^-46).
  * NaN inputs give a quiet NaN of the input (its payload kept); invalid
  * operations (log of a negative number, pow of a negative number to a
  * non-integer) give the positive quiet NaN 0x7FF8000000000000.
