@@ -263,12 +263,7 @@ private:
     f.name = name;
     f.loc = location(fn.nameSpan);
     fn_ = &f;
-    for (size_t i = 0; i < fn.params.size(); ++i) {
-      if (!s.params[i].is(sema::Type::Kind::Tensor)) {
-        diags_.error(code::E0403, fn.params[i].nameSpan, "scalar parameters of tensor functions are not built "
-                                                         "into tensor IR yet");
-        throw Fail{};
-      }
+    for (size_t i = 0; i < fn.params.size(); ++i) { // a scalar parameter is a rank-0 tensor
       ValueId v = f.newValue(concrete(s.params[i], fn.params[i].nameSpan));
       f.params.push_back(v);
       env_[fn.params[i].name] = v;
