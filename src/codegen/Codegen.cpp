@@ -435,6 +435,12 @@ private:
       return b_.CreateSelect(c, a, b);
     }
     case loop::Expr::Kind::Global: return constants_[e.bits];
+    case loop::Expr::Kind::Runtime: {
+      std::vector<llvm::Value *> args;
+      for (const loop::ExprPtr &o : e.operands)
+        args.push_back(expr(*o));
+      return callHelper(e.callee, carrier(e.type), args);
+    }
     case loop::Expr::Kind::Alloc:
     { // Fresh memory aliases nothing else (what lets LLVM keep it in registers).
       llvm::Value *memory = callHelper("keel_rt_alloc", b_.getPtrTy(),
@@ -711,6 +717,7 @@ llvm::orc::SymbolMap helperSymbols(llvm::orc::LLJIT &jit) {
   add("keel_rt_internal_error", &keel_rt_internal_error);
   add("keel_rt_alloc", &keel_rt_alloc);
   add("keel_rt_index_error", &keel_rt_index_error);
+  add("keel_rt_buffer_data", &keel_rt_buffer_data);
   add("keel_rt_print_elements", &keel_rt_print_elements);
   add("keel_rt_free", &keel_rt_free);
 #define KEEL_BIND_MATH(NAME)                                                   \

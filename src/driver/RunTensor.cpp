@@ -261,12 +261,16 @@ int runTensorEntry(TensorRunOptions o) {
     out.minorToMajor = t.minorToMajor;
     outputs.push_back(std::move(out));
   }
-  std::vector<void *> pointers;
+  // The entry takes the one buffer descriptor of keel/runtime/Buffer.h.
+  std::vector<KeelBuffer> buffers;
   for (rt::Tensor &t : inputs)
-    pointers.push_back(t.data.data());
+    buffers.push_back(t.view());
   for (rt::Tensor &t : outputs)
-    pointers.push_back(t.data.data());
-  auto run = reinterpret_cast<void (*)(void **)>(entry);
+    buffers.push_back(t.view());
+  std::vector<KeelBuffer *> pointers;
+  for (KeelBuffer &b : buffers)
+    pointers.push_back(&b);
+  auto run = reinterpret_cast<void (*)(KeelBuffer **)>(entry);
   run(pointers.data());
   if (o.repeat > 0) { // wall time of the call alone, after a first (warming) run
     std::vector<double> ms;

@@ -1,6 +1,7 @@
 //===- LoopIR.cpp - Names, printer and verifier of the loop IR -----------===//
 #include "keel/loop/LoopIR.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 
@@ -18,6 +19,13 @@ constexpr std::array<std::string_view, 6> kCompare = {"eq", "ne", "lt", "le", "g
 } // namespace
 
 std::string_view typeName(Type t) { return kTypeNames[static_cast<size_t>(t)]; }
+
+const std::vector<RuntimeHelper> &runtimeHelpers() {
+  static const std::vector<RuntimeHelper> helpers = {
+      {"keel_rt_buffer_data", Type::Ptr, {Type::Ptr, Type::Ptr, Type::I32, Type::Ptr}},
+  };
+  return helpers;
+}
 
 bool isMathOp(UnaryOp op) {
   switch (op) {
@@ -193,6 +201,12 @@ private:
       return "(select " + expr(*e.operands[0]) + ", " + expr(*e.operands[1]) + ", " + expr(*e.operands[2]) + ")";
     case Expr::Kind::Global: return "@const." + std::to_string(e.bits);
     case Expr::Kind::Alloc: return "(alloc " + expr(*e.operands[0]) + ")";
+    case Expr::Kind::Runtime: {
+      std::string s = "runtime @" + e.callee + "(";
+      for (size_t i = 0; i < e.operands.size(); ++i)
+        s += (i ? ", " : "") + expr(*e.operands[i]);
+      return s + ")";
+    }
     case Expr::Kind::Call: {
       std::string s = "call @" + e.callee + "(";
       for (size_t i = 0; i < e.operands.size(); ++i)
@@ -351,6 +365,13 @@ private:
       if (arity(1) && (ops[0] != Type::I64 || e.type != Type::Ptr))
         problem("an alloc takes an i64 byte count and gives a ptr");
       break;
+    case Expr::Kind::Runtime: {
+      const std::vector<RuntimeHelper> &helpers = runtimeHelpers();
+      auto it = std::find_if(helpers.begin(), helpers.end(), [&](const RuntimeHelper &h) { return h.name == e.callee; });
+      if (it == helpers.end() || it->result != e.type || it->params != ops)
+        problem("runtime call @" + e.callee + " is not a runtime helper of this signature");
+      break;
+    }
     case Expr::Kind::Compare:
       if (arity(2) && (ops[0] != ops[1] || e.type != Type::Bool))
         problem("comparison of different types, or not giving bool");

@@ -996,19 +996,65 @@ private:
   std::vector<Slot> resultSlots_;
 };
 
-/// `NAME.entry(args)`: calls NAME with args[0], args[1], ... as its buffers.
-Function entryFunction(const ir::Function &f) {
+/// Read-only bytes in the module, as a Global expression.
+ExprPtr constantData(Module &out, std::vector<uint8_t> bytes) {
+  out.constants.push_back(std::move(bytes));
+  auto g = std::make_unique<Expr>();
+  g->kind = Expr::Kind::Global;
+  g->type = Type::Ptr;
+  g->bits = out.constants.size() - 1;
+  return g;
+}
+
+/// `NAME.entry(buffers)`: `buffers` points to one KeelBuffer pointer per
+/// parameter, then per result; each descriptor is checked against the
+/// static type NAME was compiled for (keel_rt_buffer_data), then NAME is
+/// called with the data pointers.
+Function entryFunction(const ir::Function &f, Module &out) {
   Function e;
   e.name = entryName(f.name);
   e.slots = {Type::Ptr};
   e.params = 1;
   e.result = Type::Void;
-  std::vector<ExprPtr> buffers;
-  for (size_t i = 0; i < f.params.size() + f.resultTypes.size(); ++i)
-    buffers.push_back(makeLoad(Type::Ptr, makeVar(0, Type::Ptr), i64(static_cast<int64_t>(i))));
+  std::vector<uint8_t> name(f.name.begin(), f.name.end());
+  name.push_back(0);
+  size_t nameIndex = out.constants.size();
+  constantData(out, std::move(name));
+  std::vector<ExprPtr> data;
+  size_t count = f.params.size() + f.resultTypes.size();
+  for (size_t i = 0; i < count; ++i) {
+    const TensorType &t = i < f.params.size() ? f.valueTypes[f.params[i]] : f.resultTypes[i - f.params.size()];
+    std::vector<int64_t> expected = {static_cast<int64_t>(t.dtype), static_cast<int64_t>(t.rank())};
+    expected.insert(expected.end(), t.shape.begin(), t.shape.end());
+    expected.insert(expected.end(), t.minorToMajor.begin(), t.minorToMajor.end());
+    std::vector<uint8_t> bytes;
+    for (int64_t v : expected)
+      for (int b = 0; b < 8; ++b)
+        bytes.push_back(static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * b)));
+    auto check = std::make_unique<Expr>();
+    check->kind = Expr::Kind::Runtime;
+    check->type = Type::Ptr;
+    check->callee = "keel_rt_buffer_data";
+    check->operands.push_back(makeLoad(Type::Ptr, makeVar(0, Type::Ptr), i64(static_cast<int64_t>(i))));
+    check->operands.push_back(constantData(out, std::move(bytes)));
+    check->operands.push_back(makeConst(Type::I32, i));
+    auto nameRef = std::make_unique<Expr>();
+    nameRef->kind = Expr::Kind::Global;
+    nameRef->type = Type::Ptr;
+    nameRef->bits = nameIndex;
+    check->operands.push_back(std::move(nameRef));
+    Slot slot = static_cast<Slot>(e.slots.size());
+    e.slots.push_back(Type::Ptr);
+    auto assign = std::make_unique<Stmt>();
+    assign->kind = Stmt::Kind::Assign;
+    assign->slot = slot;
+    assign->value = std::move(check);
+    e.body.push_back(std::move(assign));
+    data.push_back(makeVar(slot, Type::Ptr));
+  }
   auto s = std::make_unique<Stmt>();
   s->kind = Stmt::Kind::Eval;
-  s->value = makeCall(f.name, Type::Void, std::move(buffers));
+  s->value = makeCall(f.name, Type::Void, std::move(data));
   e.body.push_back(std::move(s));
   return e;
 }
@@ -1018,7 +1064,7 @@ Function entryFunction(const ir::Function &f) {
 void lowerTensorModule(const ir::Module &m, Module &out) {
   for (const ir::Function &f : m.functions) {
     out.functions.push_back(FunctionLowering(f, out).run());
-    out.functions.push_back(entryFunction(f));
+    out.functions.push_back(entryFunction(f, out));
   }
 }
 

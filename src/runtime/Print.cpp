@@ -2,6 +2,7 @@
 #include "keel/runtime/Print.h"
 
 #include "keel/runtime/Buffer.h"
+#include "keel/runtime/Npy.h"
 
 #include "keel/numerics/Format.h"
 
@@ -171,6 +172,36 @@ void keel_rt_print_elements(const void *data, int32_t dtype, int32_t rank, const
   }
   b.data = const_cast<void *>(data);
   keel_rt_print_tensor(&b);
+}
+
+namespace {
+std::string bufferTypeText(int64_t dtype, int64_t rank, const int64_t *dims, const int64_t *minorToMajor) {
+  std::string s = dtype >= 0 && dtype < KEEL_NUM_DTYPES ? std::string(keel::rt::dtypeName(static_cast<KeelDType>(dtype)))
+                                                        : "dtype " + std::to_string(dtype);
+  s += "[";
+  for (int64_t i = 0; i < rank; ++i)
+    s += (i ? "," : "") + std::to_string(dims[i]);
+  s += "]{";
+  for (int64_t i = 0; i < rank; ++i)
+    s += (i ? "," : "") + std::to_string(minorToMajor[i]);
+  return s + "}";
+}
+} // namespace
+
+void *keel_rt_buffer_data(const KeelBuffer *b, const int64_t *expected, int32_t argument, const char *function) {
+  int64_t rank = expected[1];
+  const int64_t *dims = expected + 2, *order = expected + 2 + rank;
+  bool same = b && b->dtype == expected[0] && b->rank == rank;
+  for (int64_t i = 0; same && i < rank; ++i)
+    same = b->dims[i] == dims[i] && b->minor_to_major[i] == order[i];
+  if (same && b->data)
+    return b->data;
+  std::fflush(stdout);
+  std::string got = !b ? "no buffer" : !b->data && same ? "a buffer without data"
+                  : bufferTypeText(b->dtype, b->rank, b->dims, b->minor_to_major);
+  std::fprintf(stderr, "error: argument %d of `%s` is %s, but `%s` takes %s\n", argument, function, got.c_str(),
+               function, bufferTypeText(expected[0], rank, dims, order).c_str());
+  std::exit(1);
 }
 
 void keel_rt_free(void *data) {

@@ -59,7 +59,9 @@ struct Expr {
   /// Alloc: a Ptr to operand-0 (i64) bytes, 64-byte aligned, not cleared
   /// (every lowering writes each element before reading it); a size the
   /// machine cannot give stops the program at `loc`.
-  enum class Kind : uint8_t { Const, Var, Unary, Binary, Compare, Cast, Call, Load, Select, Global, Alloc };
+  /// Runtime: a call of the runtime helper `callee` (a C symbol of
+  /// keel/runtime, one of runtimeHelpers()).
+  enum class Kind : uint8_t { Const, Var, Unary, Binary, Compare, Cast, Call, Load, Select, Global, Alloc, Runtime };
   Kind kind = Kind::Const;
   Type type = Type::Void;
   uint64_t bits = 0;          ///< Const: the value's encoding (a Ptr: only 0, null)
@@ -118,6 +120,14 @@ struct Stmt {
   Location loc;
 };
 using StmtPtr = std::unique_ptr<Stmt>;
+
+/// The runtime helpers a Runtime expression may call, with their types.
+struct RuntimeHelper {
+  std::string_view name;
+  Type result;
+  std::vector<Type> params;
+};
+const std::vector<RuntimeHelper> &runtimeHelpers();
 
 struct Function {
   std::string name;

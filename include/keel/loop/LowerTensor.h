@@ -8,8 +8,11 @@
 //
 // takes the data of its P parameters, then the data of its results, which
 // it writes (result buffers must not overlap parameter buffers); the shapes
-// and layouts are the IR's static types, so only data pointers travel.
-// `@NAME.entry(%0: ptr)` takes one array of those pointers, for the host.
+// and layouts are the IR's static types, so inside one module only data
+// pointers travel. `@NAME.entry(%0: ptr)`, for everything outside the
+// module (the host), takes an array of KeelBuffer pointers (parameters,
+// then results) and checks each descriptor against the static type before
+// the call; a mismatch stops the program naming both types.
 //
 // Element addresses come from each value's minor_to_major layout.
 // Reductions and contractions accumulate in the explicit accumulator dtype

@@ -1,9 +1,12 @@
 /*===- keel/runtime/Buffer.h - The one tensor buffer descriptor ----------===*
  *
- * Every tensor that crosses a boundary (scalar code <-> tensor functions,
- * generated code <-> the host, files) travels as a KeelBuffer: element type,
- * rank, dimensions, layout (minor_to_major, a permutation of the
- * dimensions; row-major is rank-1, ..., 0) and a pointer to the data.
+ * Every tensor that crosses the boundary of compiled code (the host calling
+ * a tensor function's entry, which checks each descriptor against its static
+ * type; printing; .npy files) travels as a KeelBuffer: element type, rank,
+ * dimensions, layout (minor_to_major, a permutation of the dimensions;
+ * row-major is rank-1, ..., 0) and a pointer to the data. Inside one
+ * compiled module, where every type is static, scalar code and tensor
+ * functions pass the data pointers alone.
  * Elements are stored in their encoding: pred and i4 one per byte (pred 0
  * or 1, i4 sign-extended), the others in their natural little-endian width
  * (tf32 in its 32-bit f32 carrier). The element type codes are fixed: the

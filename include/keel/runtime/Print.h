@@ -44,6 +44,13 @@ void keel_rt_print_elements(const void *data, int32_t dtype, int32_t rank, const
  * freed blocks for reuse; it accepts NULL. */
 void *keel_rt_alloc(int64_t bytes, const char *file, int32_t line, int32_t column);
 void keel_rt_free(void *data);
+/* The data of argument `argument` (0-based; parameters, then results) of
+ * tensor function `function`, after checking its descriptor against the
+ * static type the function was compiled for: `expected` holds dtype, rank,
+ * then rank dimensions, then rank minor_to_major entries. A mismatch (or a
+ * null descriptor) stops the program, naming both types. */
+void *keel_rt_buffer_data(const struct KeelBuffer *buffer, const int64_t *expected, int32_t argument,
+                          const char *function);
 /* An index outside a dimension: stops the program with the location. */
 void keel_rt_index_error(int64_t index, int64_t dimension, int64_t axis, const char *file, int32_t line,
                          int32_t column) __attribute__((noreturn));
