@@ -215,6 +215,14 @@ int runTensorEntry(TensorRunOptions o) {
       return 1;
   }
 
+  for (ir::ValueId v : f->params)
+    if (f->valueTypes[v].rank() > KEEL_MAX_RANK)
+      return fail("`" + o.entry + "` takes " + ir::typeText(f->valueTypes[v]) + ": tensors cross into compiled code " +
+                  "with at most " + std::to_string(KEEL_MAX_RANK) + " dimensions");
+  for (const ir::TensorType &t : f->resultTypes)
+    if (t.rank() > KEEL_MAX_RANK)
+      return fail("`" + o.entry + "` returns " + ir::typeText(t) + ": tensors cross out of compiled code with at " +
+                  "most " + std::to_string(KEEL_MAX_RANK) + " dimensions");
   std::vector<rt::Tensor> inputs(f->params.size());
   for (Argument &a : args) {
     size_t i = static_cast<size_t>(std::find(names.begin(), names.end(), a.name) - names.begin());

@@ -163,6 +163,12 @@ void *keel_rt_alloc(int64_t bytes, const char *file, int32_t line, int32_t colum
 }
 
 void keel_rt_print_elements(const void *data, int32_t dtype, int32_t rank, const int64_t *dims) {
+  if (rank > KEEL_MAX_RANK) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: cannot print a tensor of rank %d; printing shows at most %d dimensions\n", rank,
+                 KEEL_MAX_RANK);
+    std::exit(1);
+  }
   KeelBuffer b{};
   b.dtype = static_cast<uint8_t>(dtype);
   b.rank = static_cast<uint8_t>(rank);
@@ -191,6 +197,12 @@ std::string bufferTypeText(int64_t dtype, int64_t rank, const int64_t *dims, con
 void *keel_rt_buffer_data(const KeelBuffer *b, const int64_t *expected, int32_t argument, const char *function) {
   int64_t rank = expected[1];
   const int64_t *dims = expected + 2, *order = expected + 2 + rank;
+  if (rank > KEEL_MAX_RANK) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: argument %d of `%s` has rank %lld; a KeelBuffer holds at most %d dimensions\n",
+                 argument, function, static_cast<long long>(rank), KEEL_MAX_RANK);
+    std::exit(1);
+  }
   bool same = b && b->dtype == expected[0] && b->rank == rank;
   for (int64_t i = 0; same && i < rank; ++i)
     same = b->dims[i] == dims[i] && b->minor_to_major[i] == order[i];
