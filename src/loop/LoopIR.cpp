@@ -120,6 +120,15 @@ ExprPtr makeCall(std::string callee, Type result, std::vector<ExprPtr> args) {
   return e;
 }
 
+ExprPtr makeAlloc(int64_t bytes, Location loc) {
+  auto e = std::make_unique<Expr>();
+  e->kind = Expr::Kind::Alloc;
+  e->type = Type::Ptr;
+  e->loc = std::move(loc);
+  e->operands.push_back(makeConst(Type::I64, static_cast<uint64_t>(bytes)));
+  return e;
+}
+
 bool isIntegerType(Type t) {
   switch (t) {
   case Type::I8: case Type::I16: case Type::I32: case Type::I64:

@@ -225,16 +225,10 @@ private:
   Slot allocate(const ir::TensorType &t, Span at) {
     Slot slot = newSlot(Type::Ptr);
     tensorTypes_[slot] = t;
-    auto alloc = std::make_unique<Expr>();
-    alloc->kind = Expr::Kind::Alloc;
-    alloc->type = Type::Ptr;
-    alloc->loc = location(at);
-    alloc->operands.push_back(
-        makeConst(Type::I64, static_cast<uint64_t>(*t.elementCount() * (typeBits(storageType(t.dtype)) / 8))));
     auto st = std::make_unique<Stmt>();
     st->kind = Stmt::Kind::Assign;
     st->slot = slot;
-    st->value = std::move(alloc);
+    st->value = makeAlloc(*t.elementCount() * (typeBits(storageType(t.dtype)) / 8), location(at));
     out_->push_back(std::move(st));
     return slot;
   }
@@ -446,7 +440,7 @@ private:
     std::vector<TextPart> parts;
     if (auto *s = e.as<StringExpr>()) {
       for (const StringPart &p : s->parts)
-        parts.push_back(p.expr ? value(*p.expr) : TextPart{p.text, nullptr});
+        parts.push_back(p.expr ? value(*p.expr) : TextPart{p.text, nullptr, -1, {}});
       return parts;
     }
     parts.push_back(value(e));
@@ -455,7 +449,7 @@ private:
   /// A printed value: a scalar, or a tensor (by its buffer and type).
   TextPart value(const syntax::Expr &e) {
     if (!isTensor(e))
-      return {"", expr(e)};
+      return {"", expr(e), -1, {}};
     Slot t = tensorOperand(e);
     const ir::TensorType &type = tensorTypes_.at(t);
     return {"", makeVar(t, Type::Ptr), static_cast<int>(type.dtype), type.shape};

@@ -428,14 +428,7 @@ private:
       buffer_[v] = it->second;
       return;
     }
-    Slot s = newSlot(Type::Ptr);
-    auto alloc = std::make_unique<Expr>();
-    alloc->kind = Expr::Kind::Alloc;
-    alloc->type = Type::Ptr;
-    alloc->loc = location(o.loc);
-    alloc->operands.push_back(i64(*type(v).elementCount() * storageBytes(type(v).dtype)));
-    assign(s, std::move(alloc));
-    buffer_[v] = s;
+    buffer_[v] = allocateScratch(*type(v).elementCount() * storageBytes(type(v).dtype), o);
     owned_.insert(v);
   }
 
@@ -798,15 +791,8 @@ private:
     accType.dtype = acc;
     Slot accBuffer = buffer_.at(r);
     bool separate = acc != tr.dtype;
-    if (separate) {
-      accBuffer = newSlot(Type::Ptr);
-      auto alloc = std::make_unique<Expr>();
-      alloc->kind = Expr::Kind::Alloc;
-      alloc->type = Type::Ptr;
-      alloc->loc = location(o.loc);
-      alloc->operands.push_back(i64(*accType.elementCount() * storageBytes(acc)));
-      assign(accBuffer, std::move(alloc));
-    }
+    if (separate)
+      accBuffer = allocateScratch(*accType.elementCount() * storageBytes(acc), o);
     std::vector<StmtPtr> *saved = block_;
     std::vector<Ix> all = ixs(openNest(tr.shape));
     storeTo(accBuffer, acc, address(accType, all), identity(ir::Combiner::Sum, acc));
@@ -871,12 +857,7 @@ private:
   /// Fresh memory for `bytes`, in a new Ptr slot.
   Slot allocateScratch(int64_t bytes, const ir::Op &o) {
     Slot slot = newSlot(Type::Ptr);
-    auto alloc = std::make_unique<Expr>();
-    alloc->kind = Expr::Kind::Alloc;
-    alloc->type = Type::Ptr;
-    alloc->loc = location(o.loc);
-    alloc->operands.push_back(i64(bytes));
-    assign(slot, std::move(alloc));
+    assign(slot, makeAlloc(bytes, location(o.loc)));
     return slot;
   }
   void release(Slot slot) {

@@ -91,6 +91,8 @@ ExprPtr makeSelect(ExprPtr cond, ExprPtr a, ExprPtr b);
 /// Element `index` (an i64) of the buffer at `ptr`, of type `t`.
 ExprPtr makeLoad(Type t, ExprPtr ptr, ExprPtr index);
 ExprPtr makeCall(std::string callee, Type result, std::vector<ExprPtr> args);
+/// Fresh memory for `bytes` bytes; a failure stops the program at `loc`.
+ExprPtr makeAlloc(int64_t bytes, Location loc);
 
 /// One piece of a print or assert message: literal text or a value. A
 /// tensor value is a Ptr to row-major elements of element type
