@@ -40,10 +40,9 @@ struct TensorRunOptions {
   std::string path, entry, outDir;
   std::vector<std::pair<std::string, std::string>> args; ///< NAME, then a .npy path or random:SEED
   std::map<std::string, int64_t> bindings;
-  std::vector<std::string> paramNames; ///< filled from the source
   int repeat = 0; ///< --repeat N: time N runs (compilation excluded)
 };
-int runTensorEntry(TensorRunOptions options);
+int runTensorEntry(const TensorRunOptions &options);
 
 /// `keel fp ...`: the numerics library at the command line.
 int runFp(const std::vector<std::string_view> &args);

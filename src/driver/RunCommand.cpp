@@ -150,7 +150,7 @@ int runRun(const std::vector<std::string_view> &args) {
   if (!p->tensor.entry.empty()) {
     p->tensor.path = p->path;
     p->tensor.output = p->output;
-    return runTensorEntry(std::move(p->tensor));
+    return runTensorEntry(p->tensor);
   }
   std::optional<loop::Module> module = frontEnd("run", p->path, p->output);
   if (!module)

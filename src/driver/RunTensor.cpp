@@ -70,72 +70,8 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 /// A tensor of `t`'s dtype and shape (row-major) holding `encodings`.
 rt::Tensor fromEncodings(const ir::TensorType &t, const std::vector<uint64_t> &encodings) {
   rt::Tensor out = rt::Tensor::make(static_cast<KeelDType>(t.dtype), t.shape);
-  size_t width = keel_dtype_size(out.dtype);
-  for (size_t k = 0; k < encodings.size(); ++k) {
-    uint64_t e = encodings[k];
-    if (t.dtype == ir::DType::I4)
-      e = static_cast<uint64_t>(static_cast<int64_t>(e ^ 8) - 8); // sign-extended byte
-    for (size_t b = 0; b < width; ++b)
-      out.data[k * width + b] = static_cast<uint8_t>(e >> (8 * b));
-  }
+  out.data = loop::storedBytes(t.dtype, encodings);
   return out;
-}
-
-/// The tensor IR module to run: built from a program at the arguments'
-/// sizes, or read from IR text. Prints diagnostics; nullopt on errors.
-std::optional<ir::Module> moduleFor(const TensorRunOptions &o, std::vector<Argument> &args) {
-  SourceManager sources;
-  std::optional<FileId> file = loadOrComplain(sources, o.path, "run");
-  if (!file)
-    return std::nullopt;
-  DiagnosticEngine diags(sources);
-  bool isIR = o.path.size() > 4 && o.path.compare(o.path.size() - 4, 4, ".kir") == 0;
-  if (isIR) {
-    std::optional<ir::Module> m = ir::parse(sources, *file, diags);
-    if (m)
-      for (const ir::VerifierError &e : ir::verify(*m))
-        diags.error(code::E0301, e.where(), e.message);
-    report(sources, diags, o.output);
-    if (diags.errorCount() > 0)
-      return std::nullopt;
-    return m;
-  }
-  syntax::Program program = syntax::parse(sources, *file, diags);
-  sema::CheckedProgram checked;
-  if (diags.errorCount() == 0)
-    checked = sema::check(sources, program, diags);
-  if (diags.errorCount() > 0) {
-    report(sources, diags, o.output);
-    return std::nullopt;
-  }
-  auto sig = checked.functions.find(o.entry);
-  if (sig == checked.functions.end()) {
-    fail(o.path + " has no function `" + o.entry + "`");
-    return std::nullopt;
-  }
-  // The arguments' shapes bind the shape variables; --bind adds the rest.
-  std::vector<std::optional<std::vector<int64_t>>> shapes;
-  for (const syntax::Param &p : sig->second.decl->params) {
-    std::optional<std::vector<int64_t>> shape;
-    for (const Argument &a : args)
-      if (a.name == p.name && a.tensor)
-        shape = a.tensor->shape;
-    shapes.push_back(shape);
-  }
-  std::map<std::string, int64_t> bindings = o.bindings;
-  std::string error;
-  if (!ir::bindFromShapes(checked, o.entry, shapes, bindings, error)) {
-    fail("the arguments do not fit `" + o.entry + "`: " + error);
-    return std::nullopt;
-  }
-  std::optional<ir::Module> m = ir::build(sources, program, checked, {o.entry, bindings}, diags);
-  if (m)
-    for (const ir::VerifierError &e : ir::verify(*m))
-      diags.internalError(Span{}, "the IR built for `" + o.entry + "` fails verification: " + e.message);
-  report(sources, diags, o.output);
-  if (diags.errorCount() > 0)
-    return std::nullopt;
-  return m;
 }
 
 /// Every parameter named by exactly one --arg, and nothing else; false
@@ -166,9 +102,82 @@ bool checkNames(const TensorRunOptions &o, const std::vector<std::string> &names
   return true;
 }
 
+/// The tensor IR module to run: built from a program at the arguments'
+/// sizes, or read from IR text (.kir). `names` gets the entry's parameter
+/// names (the source's, or 0, 1, ... in IR text), checked against the
+/// arguments before anything is built. Prints diagnostics; nullopt on
+/// errors.
+std::optional<ir::Module> moduleFor(const TensorRunOptions &o, std::vector<Argument> &args,
+                                    std::vector<std::string> &names) {
+  SourceManager sources;
+  std::optional<FileId> file = loadOrComplain(sources, o.path, "run");
+  if (!file)
+    return std::nullopt;
+  DiagnosticEngine diags(sources);
+  if (o.path.size() > 4 && o.path.compare(o.path.size() - 4, 4, ".kir") == 0) {
+    std::optional<ir::Module> m = ir::parse(sources, *file, diags);
+    if (m)
+      for (const ir::VerifierError &e : ir::verify(*m))
+        diags.error(code::E0301, e.where(), e.message);
+    report(sources, diags, o.output);
+    if (diags.errorCount() > 0)
+      return std::nullopt;
+    const ir::Function *f = m->find(o.entry);
+    if (!f) {
+      fail(o.path + " has no function `" + o.entry + "`");
+      return std::nullopt;
+    }
+    for (size_t i = 0; i < f->params.size(); ++i)
+      names.push_back(std::to_string(i));
+    if (!checkNames(o, names))
+      return std::nullopt;
+    return m;
+  }
+  syntax::Program program = syntax::parse(sources, *file, diags);
+  sema::CheckedProgram checked;
+  if (diags.errorCount() == 0)
+    checked = sema::check(sources, program, diags);
+  if (diags.errorCount() > 0) {
+    report(sources, diags, o.output);
+    return std::nullopt;
+  }
+  auto sig = checked.functions.find(o.entry);
+  if (sig == checked.functions.end()) {
+    fail(o.path + " has no function `" + o.entry + "`");
+    return std::nullopt;
+  }
+  for (const syntax::Param &p : sig->second.decl->params)
+    names.push_back(p.name);
+  if (!checkNames(o, names))
+    return std::nullopt;
+  // The arguments' shapes bind the shape variables; --bind adds the rest.
+  std::vector<std::optional<std::vector<int64_t>>> shapes;
+  for (const syntax::Param &p : sig->second.decl->params) {
+    std::optional<std::vector<int64_t>> shape;
+    for (const Argument &a : args)
+      if (a.name == p.name && a.tensor)
+        shape = a.tensor->shape;
+    shapes.push_back(shape);
+  }
+  std::map<std::string, int64_t> bindings = o.bindings;
+  std::string error;
+  if (!ir::bindFromShapes(checked, o.entry, shapes, bindings, error)) {
+    fail("the arguments do not fit `" + o.entry + "`: " + error);
+    return std::nullopt;
+  }
+  std::optional<ir::Module> m = ir::build(sources, program, checked, {o.entry, bindings}, diags);
+  if (m)
+    for (const ir::VerifierError &e : ir::verify(*m))
+      diags.internalError(Span{}, "the IR built for `" + o.entry + "` fails verification: " + e.message);
+  report(sources, diags, o.output);
+  if (diags.errorCount() > 0)
+    return std::nullopt;
+  return m;
+}
+
 } // namespace
 
-int runTensorEntry(TensorRunOptions o) {
+int runTensorEntry(const TensorRunOptions &o) {
   std::vector<Argument> args;
   for (const auto &[name, spec] : o.args) {
     Argument a{name, spec, randomSeed(spec), std::nullopt};
@@ -182,38 +191,11 @@ int runTensorEntry(TensorRunOptions o) {
     }
     args.push_back(std::move(a));
   }
-  // Parameters are named by the source (checked before building, so a
-  // missing argument is reported as such), or %0, %1, ... in IR text.
-  bool isIR = o.path.size() > 4 && o.path.compare(o.path.size() - 4, 4, ".kir") == 0;
-  if (!isIR) {
-    SourceManager sources;
-    std::optional<FileId> file = loadOrComplain(sources, o.path, "run");
-    if (!file)
-      return 1;
-    DiagnosticEngine quiet(sources);
-    syntax::Program program = syntax::parse(sources, *file, quiet);
-    for (const syntax::FunctionDecl &f : program.functions)
-      if (f.name == o.entry) {
-        o.paramNames.clear();
-        for (const syntax::Param &p : f.params)
-          o.paramNames.push_back(p.name);
-        if (!checkNames(o, o.paramNames))
-          return 1;
-      }
-  }
-  std::optional<ir::Module> module = moduleFor(o, args);
+  std::vector<std::string> names;
+  std::optional<ir::Module> module = moduleFor(o, args, names);
   if (!module)
     return 1;
   const ir::Function *f = module->find(o.entry);
-  if (!f)
-    return fail(o.path + " has no function `" + o.entry + "`");
-  std::vector<std::string> names = o.paramNames;
-  if (isIR) {
-    for (size_t i = 0; i < f->params.size(); ++i)
-      names.push_back(std::to_string(i));
-    if (!checkNames(o, names))
-      return 1;
-  }
 
   for (ir::ValueId v : f->params)
     if (f->valueTypes[v].rank() > KEEL_MAX_RANK)

@@ -129,6 +129,13 @@ ExprPtr makeAlloc(int64_t bytes, Location loc) {
   return e;
 }
 
+StmtPtr makeFree(Slot slot) {
+  auto s = std::make_unique<Stmt>();
+  s->kind = Stmt::Kind::Free;
+  s->slot = slot;
+  return s;
+}
+
 bool isIntegerType(Type t) {
   switch (t) {
   case Type::I8: case Type::I16: case Type::I32: case Type::I64:

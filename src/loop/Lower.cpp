@@ -150,13 +150,7 @@ private:
   }
   void freeTensorVariables(std::vector<StmtPtr> &out) {
     for (Slot v : tensorVars_)
-      out.push_back(freeStmt(v));
-  }
-  static StmtPtr freeStmt(Slot v) {
-    auto st = std::make_unique<Stmt>();
-    st->kind = Stmt::Kind::Free;
-    st->slot = v;
-    return st;
+      out.push_back(makeFree(v));
   }
   bool isTensor(const syntax::Expr &e) const {
     auto it = checked_.exprTypes.find(&e);
@@ -217,7 +211,7 @@ private:
     call->value = makeCall(name, Type::Void, std::move(args));
     out_->push_back(std::move(call));
     for (Slot b : scalarBuffers)
-      out_->push_back(freeStmt(b));
+      out_->push_back(makeFree(b));
     return out;
   }
 
@@ -249,7 +243,7 @@ private:
   void assignTensor(Slot variable, const syntax::Expr &value, Span at) {
     Slot fresh = computeTensor(value);
     tensorTypes_[variable] = tensorTypes_.at(fresh);
-    out_->push_back(freeStmt(variable));
+    out_->push_back(makeFree(variable));
     auto st = make(Stmt::Kind::Assign, at);
     st->slot = variable;
     st->value = makeVar(fresh, Type::Ptr);
@@ -306,7 +300,7 @@ private:
   /// Frees the current statement's temporaries into `out`.
   void flushTemps(std::vector<StmtPtr> &out) {
     for (Slot t : temps_)
-      out.push_back(freeStmt(t));
+      out.push_back(makeFree(t));
     temps_.clear();
   }
   Slot newSlot(Type t) {
@@ -560,7 +554,7 @@ private:
       out_ = &st->body;
       guard->value = makeUnary(UnaryOp::Not, expr(*w.cond));
       for (Slot t : temps_)
-        guard->body.push_back(freeStmt(t));
+        guard->body.push_back(makeFree(t));
       guard->body.push_back(make(Stmt::Kind::Break, w.cond->span));
       st->body.push_back(std::move(guard));
       flushTemps(st->body);

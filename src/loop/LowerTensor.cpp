@@ -46,6 +46,22 @@ Type storageType(DType t) {
 
 std::string entryName(const std::string &name) { return name + ".entry"; }
 
+uint64_t storedValue(DType t, uint64_t encoding) {
+  return t == DType::I4 ? static_cast<uint64_t>(static_cast<int64_t>(encoding ^ 8) - 8) : encoding;
+}
+
+std::vector<uint8_t> storedBytes(DType t, const std::vector<uint64_t> &encodings) {
+  size_t width = static_cast<size_t>(typeBits(storageType(t)) / 8);
+  std::vector<uint8_t> bytes;
+  bytes.reserve(encodings.size() * width);
+  for (uint64_t e : encodings) {
+    uint64_t v = storedValue(t, e);
+    for (size_t b = 0; b < width; ++b)
+      bytes.push_back(static_cast<uint8_t>(v >> (8 * b)));
+  }
+  return bytes;
+}
+
 namespace {
 
 Type computeType(DType t) { return t == DType::Bool ? Type::Bool : storageType(t); }
@@ -63,9 +79,22 @@ ExprPtr wrap4(ExprPtr v) {
 
 /// An encoding of `t` (as the IR holds it) as a constant of its compute type.
 ExprPtr encodingConst(DType t, uint64_t bits) {
-  if (t == DType::I4)
-    bits = static_cast<uint64_t>(static_cast<int64_t>(bits ^ 8) - 8) & 0xFF; // sign-extend 4 bits
-  return makeConst(computeType(t), bits);
+  return makeConst(computeType(t), storedValue(t, bits) & (t == DType::I4 ? 0xFF : ~uint64_t{0}));
+}
+
+/// The address of the module's constant data `index`.
+ExprPtr makeGlobal(size_t index) {
+  auto g = std::make_unique<Expr>();
+  g->kind = Expr::Kind::Global;
+  g->type = Type::Ptr;
+  g->bits = index;
+  return g;
+}
+
+/// Read-only bytes in the module, as a Global expression.
+ExprPtr constantData(Module &out, std::vector<uint8_t> bytes) {
+  out.constants.push_back(std::move(bytes));
+  return makeGlobal(out.constants.size() - 1);
 }
 
 /// One element converted from `from` to `to` (docs/semantics.md): to pred
@@ -454,12 +483,8 @@ private:
   }
 
   void free(ValueId v) {
-    if (!owned_.erase(v))
-      return;
-    auto s = std::make_unique<Stmt>();
-    s->kind = Stmt::Kind::Free;
-    s->slot = buffer_.at(v);
-    emit(std::move(s));
+    if (owned_.erase(v))
+      release(buffer_.at(v));
   }
 
   /// Lowers a list of operations (a function body, or a fusion region whose
@@ -503,6 +528,9 @@ private:
       for (ValueId v : ops[p].operands)
         use(v, p);
     }
+    std::vector<std::vector<ValueId>> dying(ops.size());
+    for (const auto &[v, at] : last)
+      dying[at].push_back(v);
     for (size_t p = 0; p < ops.size(); ++p) {
       const ir::Op &o = ops[p];
       if (o.kind == OpKind::Return) {
@@ -520,8 +548,8 @@ private:
         continue;
       }
       lowerOp(o);
-      for (auto &[v, at] : last)
-        if (at == p && !(regionResults && isReturned(ops, v)))
+      for (ValueId v : dying[p])
+        if (!(regionResults && isReturned(ops, v)))
           free(v);
     }
   }
@@ -636,21 +664,8 @@ private:
       return;
     }
     // Dense data: read-only bytes in row-major order.
-    std::vector<uint8_t> bytes;
-    int64_t width = storageBytes(t.dtype);
-    for (uint64_t e : o.constant) {
-      if (t.dtype == DType::I4)
-        e = static_cast<uint64_t>(static_cast<int64_t>(e ^ 8) - 8);
-      for (int64_t b = 0; b < width; ++b)
-        bytes.push_back(static_cast<uint8_t>(e >> (8 * b)));
-    }
-    out_.constants.push_back(std::move(bytes));
     Slot data = newSlot(Type::Ptr);
-    auto global = std::make_unique<Expr>();
-    global->kind = Expr::Kind::Global;
-    global->type = Type::Ptr;
-    global->bits = out_.constants.size() - 1;
-    assign(data, std::move(global));
+    assign(data, constantData(out_, storedBytes(t.dtype, o.constant)));
     if (t.hasDefaultLayout()) {
       buffer_[r] = data;
       return;
@@ -845,10 +860,7 @@ private:
       std::vector<Ix> i = ixs(openNest(tr.shape));
       store(r, address(tr, i), convert(loadFrom(accBuffer, acc, address(accType, i)), acc, tr.dtype));
       block_ = saved;
-      auto release = std::make_unique<Stmt>();
-      release->kind = Stmt::Kind::Free;
-      release->slot = accBuffer;
-      emit(std::move(release));
+      release(accBuffer);
     }
   }
 
@@ -860,12 +872,7 @@ private:
     assign(slot, makeAlloc(bytes, location(o.loc)));
     return slot;
   }
-  void release(Slot slot) {
-    auto s = std::make_unique<Stmt>();
-    s->kind = Stmt::Kind::Free;
-    s->slot = slot;
-    emit(std::move(s));
-  }
+  void release(Slot slot) { emit(makeFree(slot)); }
 
   /// A matrix product (batch dims, one lhs-free dim M, one contracting dim
   /// K, one rhs-free dim N) with M % 4 == 0 and N % 16 == 0, by tiles, as
@@ -977,16 +984,6 @@ private:
   std::vector<Slot> resultSlots_;
 };
 
-/// Read-only bytes in the module, as a Global expression.
-ExprPtr constantData(Module &out, std::vector<uint8_t> bytes) {
-  out.constants.push_back(std::move(bytes));
-  auto g = std::make_unique<Expr>();
-  g->kind = Expr::Kind::Global;
-  g->type = Type::Ptr;
-  g->bits = out.constants.size() - 1;
-  return g;
-}
-
 /// `NAME.entry(buffers)`: `buffers` points to one KeelBuffer pointer per
 /// parameter, then per result; each descriptor is checked against the
 /// static type NAME was compiled for (keel_rt_buffer_data), then NAME is
@@ -1019,11 +1016,7 @@ Function entryFunction(const ir::Function &f, Module &out) {
     check->operands.push_back(makeLoad(Type::Ptr, makeVar(0, Type::Ptr), i64(static_cast<int64_t>(i))));
     check->operands.push_back(constantData(out, std::move(bytes)));
     check->operands.push_back(makeConst(Type::I32, i));
-    auto nameRef = std::make_unique<Expr>();
-    nameRef->kind = Expr::Kind::Global;
-    nameRef->type = Type::Ptr;
-    nameRef->bits = nameIndex;
-    check->operands.push_back(std::move(nameRef));
+    check->operands.push_back(makeGlobal(nameIndex));
     Slot slot = static_cast<Slot>(e.slots.size());
     e.slots.push_back(Type::Ptr);
     auto assign = std::make_unique<Stmt>();

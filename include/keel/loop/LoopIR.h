@@ -123,6 +123,9 @@ struct Stmt {
 };
 using StmtPtr = std::unique_ptr<Stmt>;
 
+/// Releases the Alloc'd memory in Ptr variable `slot`.
+StmtPtr makeFree(Slot slot);
+
 /// The runtime helpers a Runtime expression may call, with their types.
 struct RuntimeHelper {
   std::string_view name;

@@ -30,7 +30,9 @@
 #include "keel/ir/IR.h"
 #include "keel/loop/LoopIR.h"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace keel::loop {
 
@@ -52,6 +54,12 @@ ExprPtr binaryElement(BinaryOp op, ir::DType t, ExprPtr a, ExprPtr b);
 /// The loop IR type a dtype is stored as (pred: u8 holding 0 or 1; i4: i8
 /// holding the sign-extended value).
 Type storageType(ir::DType t);
+/// An encoding as the IR holds it (i4: 4 bits) as the stored value (i4:
+/// sign-extended); other dtypes unchanged.
+uint64_t storedValue(ir::DType t, uint64_t encoding);
+/// Elements given as encodings, as the bytes of their storage (little-
+/// endian, storageType's width).
+std::vector<uint8_t> storedBytes(ir::DType t, const std::vector<uint64_t> &encodings);
 
 } // namespace keel::loop
 
