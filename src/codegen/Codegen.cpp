@@ -174,6 +174,12 @@ public:
       g->setAlignment(llvm::Align(64));
       constants_.push_back(g);
     }
+    // Fresh tensor memory aliases nothing else (what lets LLVM keep a tile
+    // of results in registers).
+    llvm::Function *alloc = llvm::cast<llvm::Function>(
+        helper("keel_rt_alloc", b_.getPtrTy(), {b_.getInt64Ty(), b_.getPtrTy(), b_.getInt32Ty(), b_.getInt32Ty()})
+            .getCallee());
+    alloc->addRetAttr(llvm::Attribute::NoAlias);
     for (const loop::Function &f : lm_.functions)
       declare(f);
     for (const loop::Function &f : lm_.functions)
@@ -442,14 +448,9 @@ private:
       return callHelper(e.callee, carrier(e.type), args);
     }
     case loop::Expr::Kind::Alloc:
-    { // Fresh memory aliases nothing else (what lets LLVM keep it in registers).
-      llvm::Value *memory = callHelper("keel_rt_alloc", b_.getPtrTy(),
-                                       {expr(*e.operands[0]), b_.CreateGlobalString(e.loc.file),
-                                        b_.getInt32(e.loc.line), b_.getInt32(e.loc.column)});
-      if (auto *f = m_.getFunction("keel_rt_alloc"))
-        f->addRetAttr(llvm::Attribute::NoAlias);
-      return memory;
-    }
+      return callHelper("keel_rt_alloc", b_.getPtrTy(),
+                        {expr(*e.operands[0]), b_.CreateGlobalString(e.loc.file), b_.getInt32(e.loc.line),
+                         b_.getInt32(e.loc.column)});
     case loop::Expr::Kind::Call: {
       std::vector<llvm::Value *> args;
       for (const loop::ExprPtr &o : e.operands)

@@ -813,14 +813,6 @@ private:
     storeTo(accBuffer, acc, address(accType, all), identity(ir::Combiner::Sum, acc));
     block_ = saved;
 
-    auto freeDims = [](const TensorType &t, const std::vector<int64_t> &batch, const std::vector<int64_t> &contract) {
-      std::vector<int64_t> dims;
-      for (size_t d = 0; d < t.rank(); ++d)
-        if (std::find(batch.begin(), batch.end(), static_cast<int64_t>(d)) == batch.end() &&
-            std::find(contract.begin(), contract.end(), static_cast<int64_t>(d)) == contract.end())
-          dims.push_back(static_cast<int64_t>(d));
-      return dims;
-    };
     std::vector<int64_t> lhsFree = freeDims(ta, o.lhsBatch, o.lhsContract);
     std::vector<int64_t> rhsFree = freeDims(tb, o.rhsBatch, o.rhsContract);
     std::vector<int64_t> shape;
@@ -864,6 +856,18 @@ private:
     }
   }
 
+  /// The dimensions of a contraction operand that are neither batch nor
+  /// contracting, in order.
+  static std::vector<int64_t> freeDims(const TensorType &t, const std::vector<int64_t> &batch,
+                                       const std::vector<int64_t> &contract) {
+    std::vector<int64_t> dims;
+    for (size_t d = 0; d < t.rank(); ++d)
+      if (std::find(batch.begin(), batch.end(), static_cast<int64_t>(d)) == batch.end() &&
+          std::find(contract.begin(), contract.end(), static_cast<int64_t>(d)) == contract.end())
+        dims.push_back(static_cast<int64_t>(d));
+    return dims;
+  }
+
   static constexpr int64_t kTileRows = 4, kTileColumns = 16;
 
   /// Fresh memory for `bytes`, in a new Ptr slot.
@@ -886,15 +890,11 @@ private:
   bool tiledContraction(const ir::Op &o) {
     ValueId a = o.operands[0], b = o.operands[1], r = o.results[0];
     const TensorType &ta = type(a), &tb = type(b), &tr = type(r);
-    if (o.lhsContract.size() != 1 || ta.rank() != o.lhsBatch.size() + 2 || tb.rank() != o.rhsBatch.size() + 2)
+    std::vector<int64_t> lhsFree = freeDims(ta, o.lhsBatch, o.lhsContract);
+    std::vector<int64_t> rhsFree = freeDims(tb, o.rhsBatch, o.rhsContract);
+    if (o.lhsContract.size() != 1 || lhsFree.size() != 1 || rhsFree.size() != 1)
       return false;
-    auto freeDim = [](const TensorType &t, const std::vector<int64_t> &batch, int64_t contract) {
-      for (int64_t d = 0; d < static_cast<int64_t>(t.rank()); ++d)
-        if (d != contract && std::find(batch.begin(), batch.end(), d) == batch.end())
-          return static_cast<size_t>(d);
-      return size_t{0};
-    };
-    size_t mDim = freeDim(ta, o.lhsBatch, o.lhsContract[0]), nDim = freeDim(tb, o.rhsBatch, o.rhsContract[0]);
+    size_t mDim = static_cast<size_t>(lhsFree[0]), nDim = static_cast<size_t>(rhsFree[0]);
     size_t kA = static_cast<size_t>(o.lhsContract[0]), kB = static_cast<size_t>(o.rhsContract[0]);
     int64_t m = ta.shape[mDim], n = tb.shape[nDim], k = ta.shape[kA];
     if (m % kTileRows != 0 || n % kTileColumns != 0)
