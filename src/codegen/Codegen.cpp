@@ -235,6 +235,12 @@ private:
     size_t i = 0;
     for (llvm::Argument &a : fn_->args())
       b_.CreateStore(&a, slots_[i++]);
+    if (f.checksStack) {
+      // Every call takes a frame, so that recursion without end always ends
+      // at the guard: LLVM may not turn a recursive call into a loop.
+      fn_->addFnAttr("disable-tail-calls", "true");
+      checkStack(f);
+    }
     loops_.clear();
     block(f.body);
     if (!b_.GetInsertBlock()->getTerminator()) {
@@ -246,6 +252,26 @@ private:
         b_.CreateUnreachable();
       }
     }
+  }
+
+  /// Stops the program when this frame lies below keel_rt_stack_limit
+  /// (stacks grow down): deep recursion ends with a message, not SIGSEGV.
+  void checkStack(const loop::Function &f) {
+    llvm::GlobalVariable *limit = m_.getGlobalVariable("keel_rt_stack_limit");
+    if (!limit)
+      limit = new llvm::GlobalVariable(m_, b_.getInt64Ty(), false, llvm::GlobalValue::ExternalLinkage, nullptr,
+                                       "keel_rt_stack_limit");
+    llvm::Value *frame = b_.CreateIntrinsic(llvm::Intrinsic::frameaddress, {b_.getPtrTy()}, {b_.getInt32(0)});
+    llvm::Value *low = b_.CreateICmpULT(b_.CreatePtrToInt(frame, b_.getInt64Ty()), b_.CreateLoad(b_.getInt64Ty(), limit));
+    llvm::BasicBlock *fail = llvm::BasicBlock::Create(ctx_, "stack.overflow", fn_);
+    llvm::BasicBlock *ok = llvm::BasicBlock::Create(ctx_, "stack.ok", fn_);
+    b_.CreateCondBr(low, fail, ok);
+    b_.SetInsertPoint(fail);
+    callHelper("keel_rt_stack_overflow", b_.getVoidTy(),
+               {b_.CreateGlobalString(f.name.rfind("test.", 0) == 0 ? "a test" : f.name),
+                b_.CreateGlobalString(f.loc.file), b_.getInt32(f.loc.line), b_.getInt32(f.loc.column)});
+    b_.CreateUnreachable();
+    b_.SetInsertPoint(ok);
   }
 
   /// After a terminator, later statements go to a fresh (unreachable) block.
@@ -349,7 +375,8 @@ private:
       b_.SetInsertPoint(fail);
       callHelper("keel_rt_index_error", b_.getVoidTy(),
                  {index, b_.getInt64(static_cast<uint64_t>(s.extent)), b_.getInt64(static_cast<uint64_t>(s.axis)),
-                  b_.CreateGlobalString(s.loc.file), b_.getInt32(s.loc.line), b_.getInt32(s.loc.column)});
+                  b_.CreateGlobalString(s.loc.file), b_.getInt32(s.loc.line), b_.getInt32(s.loc.column),
+                  b_.getInt8(s.unsignedIndex)});
       b_.CreateUnreachable();
       b_.SetInsertPoint(ok);
       return;
@@ -718,6 +745,8 @@ llvm::orc::SymbolMap helperSymbols(llvm::orc::LLJIT &jit) {
   add("keel_rt_internal_error", &keel_rt_internal_error);
   add("keel_rt_alloc", &keel_rt_alloc);
   add("keel_rt_index_error", &keel_rt_index_error);
+  add("keel_rt_stack_overflow", &keel_rt_stack_overflow);
+  add("keel_rt_stack_limit", &keel_rt_stack_limit);
   add("keel_rt_buffer_data", &keel_rt_buffer_data);
   add("keel_rt_print_elements", &keel_rt_print_elements);
   add("keel_rt_free", &keel_rt_free);
@@ -844,6 +873,9 @@ std::optional<int64_t> Program::run(const std::string &function, std::string &er
     error = llvm::toString(address.takeError());
     return std::nullopt;
   }
+  // Recursion may use 256 MiB of this thread's stack (the driver's thread
+  // has 1 GiB), then stops with a message (keel_rt_stack_overflow).
+  keel_rt_set_stack_limit(uint64_t{256} << 20);
   switch (f->result) {
   case Type::Void:
     address->toPtr<void (*)()>()();

@@ -1,7 +1,7 @@
 //===- CheckCommand.cpp - `keel check` -----------------------------------===//
 //
 //   keel check [--dump-ast] [--json] [--color auto|always|never] [--verify]
-//              [--stats] [--smt-timeout MS] FILE...
+//              [--stats] [--smt-timeout MS] [--max-nesting N] FILE...
 //
 // Parses (and, as the front end grows, type-checks) each file and reports
 // every diagnostic. Exit status: 0 clean, 1 errors in the input, 2 usage.
@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -38,7 +39,7 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: keel check [--dump-ast] [--json] [--color auto|always|never] [--verify]\n"
-    "                  [--stats] [--smt-timeout MS] FILE...\n";
+    "                  [--stats] [--smt-timeout MS] [--max-nesting N] FILE...\n";
 
 struct Expectation {
   std::string kind; // "error", "warning", "note"
@@ -204,9 +205,10 @@ int runCheck(const std::vector<std::string_view> &args) {
     else if (a == "--verify") verifyMode = true;
     else if (a == "--stats") stats = true;
     else if (a == "--smt-timeout") {
-      char *end = nullptr;
-      unsigned long v = i + 1 < args.size() ? std::strtoul(std::string(args[i + 1]).c_str(), &end, 10) : 0;
-      if (i + 1 == args.size() || *end != '\0' || v == 0 || v > 3600000) {
+      unsigned long v = 0;
+      std::string_view text = i + 1 < args.size() ? args[i + 1] : std::string_view();
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v == 0 || v > 3600000) {
         std::fprintf(stderr, "keel check: error: --smt-timeout needs milliseconds (1 to 3600000)\n");
         return 2;
       }
@@ -237,7 +239,7 @@ int runCheck(const std::vector<std::string_view> &args) {
     if (!file)
       return 2;
     DiagnosticEngine diags(sources);
-    syntax::Program program = syntax::parse(sources, *file, diags);
+    syntax::Program program = syntax::parse(sources, *file, diags, output.limits);
     // Type checking runs on a tree without syntax errors only: a tree the
     // parser had to repair would give follow-on errors.
     if (diags.errorCount() == 0)

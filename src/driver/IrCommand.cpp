@@ -66,7 +66,7 @@ int runIr(const std::vector<std::string_view> &args) {
   if (!file)
     return 2;
   DiagnosticEngine diags(sources);
-  syntax::Program program = syntax::parse(sources, *file, diags);
+  syntax::Program program = syntax::parse(sources, *file, diags, output.limits);
   sema::CheckedProgram checked;
   if (diags.errorCount() == 0)
     checked = sema::check(sources, program, diags);

@@ -1,6 +1,8 @@
 //===- Output.cpp ---------------------------------------------------------===//
 #include "Output.h"
 
+#include <charconv>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +23,19 @@ OptionResult parseOutputOption(const std::vector<std::string_view> &args, size_t
   std::string_view a = args[i];
   if (a == "--json") {
     options.json = true;
+    return OptionResult::Taken;
+  }
+  if (a == "--max-nesting") {
+    uint32_t n = 0;
+    std::string_view v = i + 1 < args.size() ? args[i + 1] : std::string_view();
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (v.empty() || ec != std::errc() || end != v.data() + v.size() || n < 1 || n > syntax::kMaxNestingLimit) {
+      error = "--max-nesting takes a depth from 1 to " + std::to_string(syntax::kMaxNestingLimit) + ", not '" +
+              std::string(v) + "'";
+      return OptionResult::Bad;
+    }
+    ++i;
+    options.limits.maxNesting = n;
     return OptionResult::Taken;
   }
   if (a != "--color" && a.substr(0, 8) != "--color=")

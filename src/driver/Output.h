@@ -9,6 +9,7 @@
 #define KEEL_DRIVER_OUTPUT_H
 
 #include "keel/support/Diagnostics.h"
+#include "keel/syntax/Parser.h"
 
 #include <optional>
 #include <string>
@@ -20,14 +21,15 @@ namespace keel::driver {
 struct OutputOptions {
   bool json = false;
   std::string color = "auto";
+  syntax::ParseLimits limits; ///< --max-nesting N
   /// Colour: always, or auto on a terminal without NO_COLOR or TERM=dumb.
   bool useColor() const;
 };
 
 enum class OptionResult { NotMine, Taken, Bad };
 
-/// Takes `--json`, `--color WHEN` or `--color=WHEN` at args[i] (advancing
-/// i past a value); Bad sets `error`.
+/// Takes `--json`, `--color WHEN`, `--color=WHEN` or `--max-nesting N` at
+/// args[i] (advancing i past a value); Bad sets `error`.
 OptionResult parseOutputOption(const std::vector<std::string_view> &args, size_t &i, OutputOptions &options,
                                std::string &error);
 

@@ -12,10 +12,14 @@
 #include "keel/codegen/Codegen.h"
 #include "keel/ir/Builder.h"
 #include "keel/loop/Lower.h"
+#include "keel/runtime/Print.h"
 #include "keel/sema/Checker.h"
 #include "keel/syntax/Parser.h"
 
+#include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <cstdio>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,7 +35,7 @@ std::optional<loop::Module> frontEnd(const std::string &command, const std::stri
   if (!file)
     return std::nullopt;
   DiagnosticEngine diags(sources);
-  syntax::Program program = syntax::parse(sources, *file, diags);
+  syntax::Program program = syntax::parse(sources, *file, diags, output.limits);
   sema::CheckedProgram checked;
   if (diags.errorCount() == 0)
     checked = sema::check(sources, program, diags);
@@ -62,7 +66,30 @@ struct Parsed {
   OutputOptions output;
   std::string path, emit;
   TensorRunOptions tensor; ///< keel run --entry
+  std::optional<int64_t> maxMemory; ///< keel run --max-memory
 };
+
+/// A byte count: digits, optionally followed by K, M, G or T (powers of
+/// 1024; `KiB`, `KB` and `k` are read the same way).
+std::optional<int64_t> parseByteSize(std::string_view text) {
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end == text.data())
+    return std::nullopt;
+  std::string unit(end, text.data() + text.size());
+  for (char &c : unit)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  int shift = 0;
+  if (!unit.empty()) {
+    size_t at = std::string_view("KMGT").find(unit[0]);
+    if (at == std::string_view::npos || !(unit.size() == 1 || unit.substr(1) == "B" || unit.substr(1) == "IB"))
+      return std::nullopt;
+    shift = 10 * static_cast<int>(at + 1);
+  }
+  if (n == 0 || n > (uint64_t{1} << (62 - shift)))
+    return std::nullopt;
+  return static_cast<int64_t>(n << shift);
+}
 
 std::optional<Parsed> parseArgs(const std::string &command, const std::vector<std::string_view> &args, bool emit) {
   Parsed p;
@@ -79,14 +106,23 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
     bool run = command == "run";
     if (emit && (a == "--llvm" || a == "--loop" || a == "--llvm-opt"))
       p.emit = std::string(a.substr(2));
-    else if (run && (a == "--entry" || a == "--arg" || a == "--out" || a == "--bind" || a == "--repeat")) {
-      if (i + 1 == args.size()) {
+    else if (run && (a == "--entry" || a == "--arg" || a == "--out" || a == "--bind" || a == "--repeat" ||
+                     a == "--max-memory")) {
+      if (i + 1 == args.size() || args[i + 1].empty()) {
         std::fprintf(stderr, "keel run: error: %.*s needs a value\n", static_cast<int>(a.size()), a.data());
         return std::nullopt;
       }
       std::string value(args[++i]);
       if (a == "--entry")
         p.tensor.entry = value;
+      else if (a == "--max-memory") {
+        p.maxMemory = parseByteSize(value);
+        if (!p.maxMemory) {
+          std::fprintf(stderr, "keel run: error: --max-memory takes a size such as 512M, 4G or 1073741824, not '%s'\n",
+                       value.c_str());
+          return std::nullopt;
+        }
+      }
       else if (a == "--repeat") {
         auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), p.tensor.repeat);
         if (ec != std::errc() || end != value.data() + value.size() || p.tensor.repeat < 1) {
@@ -135,7 +171,7 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
   }
   if (p.path.empty() || (emit && p.emit.empty())) {
     std::fprintf(stderr, "usage: keel %s%s FILE%s\n", command.c_str(), emit ? " --llvm|--llvm-opt|--loop" : "",
-                 command == "run" ? " [--entry F --arg NAME=FILE.npy|NAME=random:SEED... [--bind N=4] [--out DIR] [--repeat N]]" : "");
+                 command == "run" ? " [--max-memory SIZE] [--entry F --arg NAME=FILE.npy|NAME=random:SEED... [--bind N=4] [--out DIR] [--repeat N]]" : "");
     return std::nullopt;
   }
   return p;
@@ -147,6 +183,8 @@ int runRun(const std::vector<std::string_view> &args) {
   std::optional<Parsed> p = parseArgs("run", args, false);
   if (!p)
     return 2;
+  if (p->maxMemory)
+    keel_rt_set_memory_limit(*p->maxMemory);
   if (!p->tensor.entry.empty()) {
     p->tensor.path = p->path;
     p->tensor.output = p->output;
@@ -164,6 +202,7 @@ int runRun(const std::vector<std::string_view> &args) {
     return 70;
   std::string error;
   std::optional<int64_t> status = program->run("main", error);
+  keel_rt_release_memory();
   std::fflush(stdout);
   if (!status) {
     std::fprintf(stderr, "keel run: error: %s\n", error.c_str());
@@ -194,9 +233,18 @@ int runTest(const std::vector<std::string_view> &args) {
       _exit(r ? 0 : 1);
     }
     int status = 0;
-    waitpid(child, &status, 0);
+    if (child < 0 || waitpid(child, &status, 0) != child) {
+      std::fprintf(stderr, "keel test: error: cannot run test %s: %s\n", name.c_str(), std::strerror(errno));
+      return 1;
+    }
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    std::printf("test %s ... %s\n", name.c_str(), ok ? "ok" : "FAILED");
+    std::string why; // how a failed test ended, when not by a failed assert (exit status 1)
+    if (WIFSIGNALED(status))
+      why = std::string(" (killed by signal ") + std::to_string(WTERMSIG(status)) + ": " + strsignal(WTERMSIG(status)) +
+            ")";
+    else if (WIFEXITED(status) && WEXITSTATUS(status) > 1)
+      why = " (exit status " + std::to_string(WEXITSTATUS(status)) + ")";
+    std::printf("test %s ... %s%s\n", name.c_str(), ok ? "ok" : "FAILED", why.c_str());
     (ok ? passed : failed) += 1;
   }
   std::printf("%zu passed, %zu failed\n", passed, failed);

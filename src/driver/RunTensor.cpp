@@ -27,10 +27,13 @@
 #include "keel/syntax/Parser.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <unistd.h>
 
 namespace keel::driver {
 
@@ -60,11 +63,61 @@ std::optional<uint64_t> randomSeed(const std::string &spec) {
   return seed;
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
+using rt::shapeText;
+
+/// The bytes of a tensor of type `t`; nullopt when they do not fit in 64 bits.
+std::optional<uint64_t> bytesOf(const ir::TensorType &t) {
+  std::optional<int64_t> count = t.elementCount();
+  int64_t bytes = 0;
+  if (!count || __builtin_mul_overflow(*count, static_cast<int64_t>(keel_dtype_size(static_cast<KeelDType>(t.dtype))),
+                                       &bytes))
+    return std::nullopt;
+  return static_cast<uint64_t>(bytes);
+}
+
+/// `1234567890 bytes (1.1 GiB)`
+std::string bytesText(uint64_t bytes) {
+  std::string s = std::to_string(bytes) + " bytes";
+  if (bytes >= 1024) {
+    const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = static_cast<double>(bytes);
+    int u = -1;
+    while (v >= 1024 && u < 5) {
+      v /= 1024;
+      ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " (%.1f %s)", v, units[u]);
+    s += buf;
+  }
+  return s;
+}
+
+/// Writes every result, or none: each goes to a temporary file beside its
+/// destination first, and only when all are written are they renamed.
+bool writeAll(const std::vector<std::string> &paths, const std::vector<rt::Tensor> &tensors, std::string &error) {
+  std::vector<std::string> temps;
+  auto removeAll = [&](const std::vector<std::string> &files) {
+    for (const std::string &f : files)
+      std::remove(f.c_str());
+  };
+  for (size_t i = 0; i < paths.size(); ++i) {
+    std::string temp = paths[i] + ".tmp." + std::to_string(getpid());
+    if (!rt::writeNpy(temp, tensors[i], error)) {
+      removeAll(temps);
+      error = "cannot write '" + paths[i] + "'";
+      return false;
+    }
+    temps.push_back(temp);
+  }
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (std::rename(temps[i].c_str(), paths[i].c_str()) != 0) {
+      error = "cannot write '" + paths[i] + "': " + std::strerror(errno);
+      removeAll(std::vector<std::string>(temps.begin() + static_cast<std::ptrdiff_t>(i), temps.end()));
+      removeAll(std::vector<std::string>(paths.begin(), paths.begin() + static_cast<std::ptrdiff_t>(i)));
+      return false;
+    }
+  return true;
 }
 
 /// A tensor of `t`'s dtype and shape (row-major) holding `encodings`.
@@ -115,6 +168,10 @@ std::optional<ir::Module> moduleFor(const TensorRunOptions &o, std::vector<Argum
     return std::nullopt;
   DiagnosticEngine diags(sources);
   if (o.path.size() > 4 && o.path.compare(o.path.size() - 4, 4, ".kir") == 0) {
+    if (!o.bindings.empty()) {
+      fail("--bind sizes the shape variables of .sfn source; the shapes in tensor IR (" + o.path + ") are static");
+      return std::nullopt;
+    }
     std::optional<ir::Module> m = ir::parse(sources, *file, diags);
     if (m)
       for (const ir::VerifierError &e : ir::verify(*m))
@@ -133,7 +190,7 @@ std::optional<ir::Module> moduleFor(const TensorRunOptions &o, std::vector<Argum
       return std::nullopt;
     return m;
   }
-  syntax::Program program = syntax::parse(sources, *file, diags);
+  syntax::Program program = syntax::parse(sources, *file, diags, o.output.limits);
   sema::CheckedProgram checked;
   if (diags.errorCount() == 0)
     checked = sema::check(sources, program, diags);
@@ -185,7 +242,7 @@ int runTensorEntry(const TensorRunOptions &o) {
       if (spec.rfind("random", 0) == 0)
         return fail("--arg " + name + "=" + spec + ": a random argument is random:SEED, with SEED a non-negative integer");
       std::string error;
-      a.tensor = rt::readNpy(spec, error);
+      a.tensor = rt::readNpy(spec, error, static_cast<uint64_t>(keel_rt_memory_limit()));
       if (!a.tensor)
         return fail("--arg " + name + ": " + error);
     }
@@ -205,6 +262,35 @@ int runTensorEntry(const TensorRunOptions &o) {
     if (t.rank() > KEEL_MAX_RANK)
       return fail("`" + o.entry + "` returns " + ir::typeText(t) + ": tensors cross out of compiled code with at " +
                   "most " + std::to_string(KEEL_MAX_RANK) + " dimensions");
+  // Every tensor the host holds, against the memory limit, before any is made.
+  uint64_t limit = static_cast<uint64_t>(keel_rt_memory_limit()), hostBytes = 0;
+  for (size_t i = 0; i <= f->params.size() + f->resultTypes.size(); ++i) {
+    if (i == f->params.size() + f->resultTypes.size()) {
+      keel_rt_set_memory_limit(static_cast<int64_t>(limit - hostBytes)); // what compiled code may hold
+      break;
+    }
+    bool param = i < f->params.size();
+    const ir::TensorType &t = param ? f->valueTypes[f->params[i]] : f->resultTypes[i - f->params.size()];
+    std::string what = param ? "argument `" + names[i] + "`" : "result " + std::to_string(i - f->params.size());
+    std::optional<uint64_t> bytes = bytesOf(t);
+    // A random argument is generated through 8 bytes per element.
+    bool random = param && std::any_of(args.begin(), args.end(),
+                                       [&](const Argument &a) { return a.name == names[i] && a.seed; });
+    uint64_t transient = random && bytes ? 8 * static_cast<uint64_t>(*t.elementCount()) : 0;
+    if (!bytes || *bytes + transient > limit - hostBytes) {
+      std::string where = f->loc.known() ? " (" + f->loc.file + ":" + std::to_string(f->loc.line) + ":" +
+                                               std::to_string(f->loc.column) + ")"
+                                         : "";
+      std::string need = bytes ? bytesText(*bytes) : "more than 2^63 bytes";
+      if (transient)
+        need += " and " + bytesText(transient) + " more while it is generated";
+      if (hostBytes)
+        need += ", after " + bytesText(hostBytes) + " for the tensors before it";
+      return fail(what + " of `" + o.entry + "`" + where + " is " + ir::typeText(t) + ": it needs " + need +
+                  ", over the memory limit of " + bytesText(limit) + " (keel run --max-memory)");
+    }
+    hostBytes += *bytes;
+  }
   std::vector<rt::Tensor> inputs(f->params.size());
   for (Argument &a : args) {
     size_t i = static_cast<size_t>(std::find(names.begin(), names.end(), a.name) - names.begin());
@@ -275,6 +361,7 @@ int runTensorEntry(const TensorRunOptions &o) {
   }
 
   if (o.outDir.empty()) {
+    keel_rt_release_memory();
     for (rt::Tensor &t : outputs) {
       KeelBuffer b = t.view();
       keel_rt_print_tensor(&b);
@@ -283,16 +370,18 @@ int runTensorEntry(const TensorRunOptions &o) {
     std::fflush(stdout);
     return 0;
   }
+  keel_rt_release_memory();
   std::error_code ec;
   std::filesystem::create_directories(o.outDir, ec);
   if (ec)
     return fail("--out " + o.outDir + ": " + ec.message());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    std::string path = o.outDir + "/" + o.entry + (outputs.size() == 1 ? "" : "." + std::to_string(i)) + ".npy";
-    if (!rt::writeNpy(path, outputs[i], error))
-      return fail(error);
-    std::printf("%s: %s\n", path.c_str(), ir::typeText(f->resultTypes[i]).c_str());
-  }
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    paths.push_back(o.outDir + "/" + o.entry + (outputs.size() == 1 ? "" : "." + std::to_string(i)) + ".npy");
+  if (!writeAll(paths, outputs, error))
+    return fail(error + "; no result was written");
+  for (size_t i = 0; i < outputs.size(); ++i)
+    std::printf("%s: %s\n", paths[i].c_str(), ir::typeText(f->resultTypes[i]).c_str());
   return 0;
 }
 

@@ -1,6 +1,8 @@
 //===- main.cpp - The keel command -------------------------------------===//
 #include "Commands.h"
 
+#include "keel/support/Stack.h"
+
 #include <cstdio>
 #include <string_view>
 #include <vector>
@@ -25,7 +27,7 @@ constexpr std::string_view kUsage =
     "  --version the version of Keel\n";
 } // namespace
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::fputs(kUsage.data(), stderr);
@@ -58,4 +60,10 @@ int main(int argc, char **argv) {
   std::fprintf(stderr, "keel: error: unknown command '%.*s'; run 'keel --help'\n",
                static_cast<int>(command.size()), command.data());
   return 2;
+}
+
+// Every command runs on a thread with a large stack: the passes recurse over
+// expression trees as deep as the parser allows (docs/reliability.md).
+int main(int argc, char **argv) {
+  return keel::runWithStack(keel::kCompilerStackBytes, [&] { return dispatch(argc, argv); });
 }

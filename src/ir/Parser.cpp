@@ -17,6 +17,7 @@
 #include "keel/ir/Text.h"
 #include "keel/syntax/Codes.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 
@@ -373,10 +374,14 @@ private:
 
   void attributes(Op &op) {
     expect("{");
+    std::vector<std::string> seen;
     while (!isPunct("}")) {
       Tok key = take(T::Ident, "an attribute name");
-      expect("=");
       const std::string &k = key.text;
+      if (std::find(seen.begin(), seen.end(), k) != seen.end())
+        failAt(key.span, "attribute `" + k + "` is given twice");
+      seen.push_back(k);
+      expect("=");
       if (k == "axis") op.axis = integer();
       else if (k == "acc") op.acc = dtype();
       else if (k == "dims" || k == "perm" || k == "axes" || k == "start") op.dims = intList("[", "]");

@@ -2,6 +2,7 @@
 #include "keel/ir/Verifier.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace keel::ir {
@@ -457,6 +458,75 @@ private:
 
 } // namespace
 
+namespace {
+
+/// Each call op of `ops`, fusion regions included.
+void collectCalls(const std::vector<Op> &ops, std::vector<const Op *> &calls) {
+  for (const Op &o : ops) {
+    if (o.kind == OpKind::Call)
+      calls.push_back(&o);
+    if (o.region)
+      collectCalls(o.region->ops, calls);
+  }
+}
+
+/// The IR has no control flow, so a function that calls itself, directly or
+/// through others, could never return: each call cycle is an error, reported
+/// at the call that closes it.
+void checkCallCycles(const Module &m, std::vector<VerifierError> &errors) {
+  std::map<std::string, const Function *> byName;
+  for (const Function &f : m.functions)
+    byName.emplace(f.name, &f);
+  enum class Mark { New, Active, Done };
+  std::map<const Function *, Mark> mark;
+  // Depth-first with an explicit stack: (function, its calls, next call).
+  struct Frame {
+    const Function *f;
+    std::vector<const Op *> calls;
+    size_t next = 0;
+  };
+  for (const Function &root : m.functions) {
+    if (mark[&root] != Mark::New)
+      continue;
+    std::vector<Frame> stack;
+    auto enter = [&](const Function *f) {
+      mark[f] = Mark::Active;
+      Frame frame{f, {}, 0};
+      collectCalls(f->ops, frame.calls);
+      stack.push_back(std::move(frame));
+    };
+    enter(&root);
+    while (!stack.empty()) {
+      Frame &top = stack.back();
+      if (top.next == top.calls.size()) {
+        mark[top.f] = Mark::Done;
+        stack.pop_back();
+        continue;
+      }
+      const Op *call = top.calls[top.next++];
+      auto it = byName.find(call->callee);
+      if (it == byName.end())
+        continue; // an unknown callee is reported with the call
+      const Function *callee = it->second;
+      if (mark[callee] == Mark::Active) {
+        std::string cycle;
+        bool in = false;
+        for (const Frame &fr : stack) {
+          in = in || fr.f == callee;
+          if (in)
+            cycle += "@" + fr.f->name + " -> ";
+        }
+        errors.push_back({top.f, call, "call cycle " + cycle + "@" + callee->name +
+                                           ": tensor IR has no control flow, so a recursive call never returns"});
+      } else if (mark[callee] == Mark::New) {
+        enter(callee); // invalidates `top`
+      }
+    }
+  }
+}
+
+} // namespace
+
 std::vector<VerifierError> verify(const Module &m) {
   std::vector<VerifierError> errors;
   std::set<std::string> names;
@@ -466,6 +536,7 @@ std::vector<VerifierError> verify(const Module &m) {
       errors.push_back({&f, nullptr, "function @" + f.name + " is defined twice"});
     v.function(f);
   }
+  checkCallCycles(m, errors);
   return errors;
 }
 

@@ -187,7 +187,7 @@ public:
     out += "fn @" + f.name + "(";
     for (size_t i = 0; i < f.params; ++i)
       out += (i ? ", %" : "%") + std::to_string(i) + ": " + std::string(typeName(f.slots[i]));
-    out += ") -> " + std::string(typeName(f.result)) + " {\n";
+    out += ") -> " + std::string(typeName(f.result)) + (f.checksStack ? " checks_stack" : "") + " {\n";
     block(f.body, 1, f);
     out += "}\n";
   }

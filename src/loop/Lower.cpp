@@ -96,6 +96,7 @@ public:
     Function f;
     f.name = fn.name;
     f.loc = location(fn.nameSpan);
+    f.checksStack = true;
     f.result = typeOf(sig.result);
     begin(f);
     for (size_t i = 0; i < fn.params.size(); ++i)
@@ -110,6 +111,7 @@ public:
     Function f;
     f.name = "test." + std::to_string(index);
     f.loc = location(t.nameSpan);
+    f.checksStack = true;
     begin(f);
     block(t.body, f_->body);
     end();
@@ -260,9 +262,12 @@ private:
       Slot index = newSlot(Type::I64);
       auto st = make(Stmt::Kind::Assign, ix.indices[d]->span);
       st->slot = index;
-      st->value = makeCast(expr(*ix.indices[d]), Type::I64);
+      ExprPtr given = expr(*ix.indices[d]);
+      bool unsignedIndex = given->type == Type::U64;
+      st->value = makeCast(std::move(given), Type::I64);
       out_->push_back(std::move(st));
       auto check = make(Stmt::Kind::CheckIndex, ix.indices[d]->span);
+      check->unsignedIndex = unsignedIndex;
       check->value = makeVar(index, Type::I64);
       check->extent = t.shape[d];
       check->axis = static_cast<int64_t>(d);

@@ -500,14 +500,27 @@ private:
     for (const ir::Op &o : ops)
       for (ValueId v : o.operands)
         users[v].push_back(&o);
+    // A chain of inlined values becomes one nested element expression; it
+    // is cut (the value stored) every kMaxInlineDepth levels, so that a long
+    // chain of operations neither nests expressions without bound nor
+    // slows LLVM down. Where the chain is cut changes no bit.
+    constexpr size_t kMaxInlineDepth = 32;
+    std::map<ValueId, size_t> inlineDepth;
     for (const ir::Op &o : ops) {
       if (!isPointwise(o.kind))
         continue;
       const std::vector<const ir::Op *> &u = users[o.results[0]];
+      size_t depth = 1;
+      for (ValueId operand : o.operands)
+        if (auto it = inlineDepth.find(operand); it != inlineDepth.end())
+          depth = std::max(depth, it->second + 1);
       // (A region's results are copied out after its operations: not those.)
       if (u.size() == 1 && u[0]->kind != OpKind::DotGeneral && u[0]->kind != OpKind::BroadcastInDim &&
-          u[0]->kind != OpKind::Call && u[0]->kind != OpKind::Fusion && !(regionResults && u[0]->kind == OpKind::Return))
+          u[0]->kind != OpKind::Call && u[0]->kind != OpKind::Fusion && !(regionResults && u[0]->kind == OpKind::Return) &&
+          depth <= kMaxInlineDepth) {
         inlined_.insert(o.results[0]);
+        inlineDepth[o.results[0]] = depth;
+      }
     }
     // Broadcasts and inlined values are read through their operands: a use
     // of one is a use of those, which must live until then.
@@ -516,11 +529,18 @@ private:
       if (o.kind == OpKind::BroadcastInDim || inlined_.count(o.results.empty() ? ~ValueId{0} : o.results[0]))
         readsThrough[o.results[0]] = o.operands;
     std::map<ValueId, size_t> last;
-    std::function<void(ValueId, size_t)> use = [&](ValueId v, size_t p) {
-      last[v] = p;
-      if (auto it = readsThrough.find(v); it != readsThrough.end())
-        for (ValueId operand : it->second)
-          use(operand, p);
+    auto use = [&](ValueId used, size_t p) { // v and everything it reads through live until p
+      std::vector<ValueId> work{used};
+      while (!work.empty()) {
+        ValueId v = work.back();
+        work.pop_back();
+        auto [at, fresh] = last.try_emplace(v, p);
+        if (!fresh && at->second == p)
+          continue; // already walked at this position
+        at->second = p;
+        if (auto it = readsThrough.find(v); it != readsThrough.end())
+          work.insert(work.end(), it->second.begin(), it->second.end());
+      }
     };
     for (size_t p = 0; p < ops.size(); ++p) {
       for (ValueId r : ops[p].results)

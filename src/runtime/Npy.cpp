@@ -11,8 +11,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <cerrno>
+#include <charconv>
 #include <fstream>
-#include <sstream>
+#include <memory>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern "C" size_t keel_dtype_size(uint8_t dtype) {
@@ -119,9 +122,13 @@ private:
     size_t start = pos_;
     while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9')
       ++pos_;
-    if (pos_ == start || pos_ - start > 18)
+    if (pos_ == start)
       return false;
-    out = std::stoll(std::string(s_.substr(start, pos_ - start)));
+    auto [end, ec] = std::from_chars(s_.data() + start, s_.data() + pos_, out);
+    if (ec != std::errc()) { // digits that do not fit: a dimension too large, not a malformed header
+      tooLarge = std::string(s_.substr(start, pos_ - start));
+      return false;
+    }
     if (pos_ < s_.size() && s_[pos_] == 'L') // Python 2 longs
       ++pos_;
     return true;
@@ -171,6 +178,10 @@ private:
     return string(v.text);
   }
 
+public:
+  std::string tooLarge; ///< a dimension's digits that do not fit in 64 bits
+
+private:
   std::string_view s_;
   size_t pos_ = 0;
 };
@@ -287,86 +298,139 @@ KeelBuffer Tensor::view() {
   return b;
 }
 
-std::optional<Tensor> parseNpy(std::string_view bytes, std::string &error) {
+namespace {
+
+/// What the first bytes of a .npy file say.
+struct NpyHeader {
+  Tensor tensor; ///< dtype, shape and layout; no data yet
+  bool bigEndian = false;
+  size_t dataStart = 0; ///< where the data begins
+  uint64_t dataBytes = 0;
+};
+
+std::string dataSizeError(uint64_t present, uint64_t needed) {
+  return "the data holds " + std::to_string(present) + " bytes where the shape needs " + std::to_string(needed) +
+         (needed > present ? " (truncated file)" : " (extra bytes after the data)");
+}
+
+/// The magic, version and header length at the start of `bytes` (its first
+/// 12 bytes, or the whole file if shorter): where the data starts, or 0
+/// with `error` set.
+size_t npyPrefix(std::string_view bytes, size_t &lengthBytes, std::string &error) {
   if (bytes.size() < 6 || bytes.substr(0, 6) != std::string_view("\x93NUMPY", 6)) {
     error = "not a .npy file (no \\x93NUMPY magic)";
-    return std::nullopt;
+    return 0;
   }
   if (bytes.size() < 8) {
     error = "truncated .npy header";
-    return std::nullopt;
+    return 0;
   }
-  unsigned major = static_cast<unsigned char>(bytes[6]);
-  if (major < 1 || major > 3) {
-    error = "unsupported .npy version " + std::to_string(major) + "." +
-            std::to_string(static_cast<unsigned char>(bytes[7]));
-    return std::nullopt;
+  unsigned major = static_cast<unsigned char>(bytes[6]), minor = static_cast<unsigned char>(bytes[7]);
+  if (major < 1 || major > 3 || minor != 0) {
+    error = "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
+            " (Keel reads versions 1.0, 2.0 and 3.0)";
+    return 0;
   }
-  size_t lengthBytes = major == 1 ? 2 : 4;
+  lengthBytes = major == 1 ? 2 : 4;
   if (bytes.size() < 8 + lengthBytes) {
     error = "truncated .npy header";
-    return std::nullopt;
+    return 0;
   }
   size_t headerLength = 0;
   for (size_t i = 0; i < lengthBytes; ++i)
     headerLength |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
-  size_t dataStart = 8 + lengthBytes + headerLength;
+  if (headerLength > kMaxNpyHeaderBytes) {
+    error = "the .npy header is " + std::to_string(headerLength) + " bytes long; Keel reads headers of at most " +
+            std::to_string(kMaxNpyHeaderBytes) + " bytes";
+    return 0;
+  }
+  return 8 + lengthBytes + headerLength;
+}
+
+/// Parses the header at the start of `bytes` (which hold at least all of it).
+std::optional<NpyHeader> parseNpyHeader(std::string_view bytes, std::string &error) {
+  size_t lengthBytes = 0;
+  size_t dataStart = npyPrefix(bytes, lengthBytes, error);
+  if (dataStart == 0)
+    return std::nullopt;
   if (bytes.size() < dataStart) {
     error = "truncated .npy header";
     return std::nullopt;
   }
   std::vector<std::pair<std::string, HeaderValue>> entries;
-  if (!HeaderParser(bytes.substr(8 + lengthBytes, headerLength)).dict(entries, error)) {
-    error = "malformed .npy header: " + error;
+  HeaderParser parser(bytes.substr(8 + lengthBytes, dataStart - 8 - lengthBytes));
+  if (!parser.dict(entries, error)) {
+    error = parser.tooLarge.empty() ? "malformed .npy header: " + error
+                                    : "dimension " + parser.tooLarge + " of the shape does not fit in 64 bits";
     return std::nullopt;
   }
   const HeaderValue *descr = nullptr, *fortran = nullptr, *shape = nullptr;
   for (const auto &[key, value] : entries) {
-    if (key == "descr") descr = &value;
-    else if (key == "fortran_order" && value.kind == HeaderValue::Kind::Bool) fortran = &value;
-    else if (key == "shape" && value.kind == HeaderValue::Kind::Tuple) shape = &value;
-    else {
+    const HeaderValue **slot = key == "descr"           ? &descr
+                               : key == "fortran_order" ? &fortran
+                               : key == "shape"         ? &shape
+                                                        : nullptr;
+    if (!slot) {
       error = "malformed .npy header: unexpected key '" + key + "'";
       return std::nullopt;
     }
+    if (*slot) {
+      error = "malformed .npy header: '" + key + "' is given twice";
+      return std::nullopt;
+    }
+    *slot = &value;
   }
-  if (!descr || !fortran || !shape || entries.size() != 3) {
+  if (!descr || !fortran || !shape) {
     error = "malformed .npy header: it needs 'descr', 'fortran_order' and 'shape'";
     return std::nullopt;
   }
-  bool bigEndian = false;
-  std::optional<KeelDType> dtype = dtypeOfDescr(*descr, bigEndian, error);
+  if (fortran->kind != HeaderValue::Kind::Bool) {
+    error = "malformed .npy header: 'fortran_order' must be True or False";
+    return std::nullopt;
+  }
+  if (shape->kind != HeaderValue::Kind::Tuple) {
+    error = "malformed .npy header: 'shape' must be a tuple of integers";
+    return std::nullopt;
+  }
+  NpyHeader h;
+  h.dataStart = dataStart;
+  std::optional<KeelDType> dtype = dtypeOfDescr(*descr, h.bigEndian, error);
   if (!dtype)
     return std::nullopt;
   if (shape->ints.size() > KEEL_MAX_RANK) {
     error = "rank " + std::to_string(shape->ints.size()) + " is above Keel's limit of " + std::to_string(KEEL_MAX_RANK);
     return std::nullopt;
   }
-  Tensor t;
+  Tensor &t = h.tensor;
   t.dtype = *dtype;
   t.shape = shape->ints;
   t.minorToMajor = fortran->flag ? columnMajor(t.shape.size()) : rowMajor(t.shape.size());
-  int64_t count = 1;
+  int64_t count = 1, bytesNeeded = 0;
   for (int64_t d : t.shape) {
     if (d < 1) {
       error = "a dimension of size 0: Keel's dimensions are at least 1";
       return std::nullopt;
     }
     if (__builtin_mul_overflow(count, d, &count)) {
-      error = "the element count overflows";
+      error = "the shape " + shapeText(t.shape) + " has more elements than fit in 64 bits";
       return std::nullopt;
     }
   }
-  size_t size = keel_dtype_size(t.dtype);
-  unsigned __int128 expected = static_cast<unsigned __int128>(count) * size;
-  size_t present = bytes.size() - dataStart;
-  if (expected != present) {
-    error = "the data holds " + std::to_string(present) + " bytes where the shape needs " +
-            std::to_string(static_cast<unsigned long long>(expected)) +
-            (expected > present ? " (truncated file)" : " (extra bytes after the data)");
+  if (__builtin_mul_overflow(count, static_cast<int64_t>(keel_dtype_size(t.dtype)), &bytesNeeded)) {
+    error = "the shape " + shapeText(t.shape) + " needs more bytes than fit in 64 bits";
     return std::nullopt;
   }
-  t.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(dataStart), bytes.end());
+  h.dataBytes = static_cast<uint64_t>(bytesNeeded);
+  return h;
+}
+
+/// The tensor of `h` with `data` (exactly h.dataBytes): byte order fixed,
+/// every element checked.
+std::optional<Tensor> withData(NpyHeader h, std::string_view data, std::string &error) {
+  Tensor t = std::move(h.tensor);
+  size_t size = keel_dtype_size(t.dtype);
+  bool bigEndian = h.bigEndian;
+  t.data.assign(data.begin(), data.end());
   if (bigEndian && size > 1)
     for (size_t i = 0; i < t.data.size(); i += size)
       std::reverse(t.data.begin() + static_cast<std::ptrdiff_t>(i), t.data.begin() + static_cast<std::ptrdiff_t>(i + size));
@@ -388,6 +452,20 @@ std::optional<Tensor> parseNpy(std::string_view bytes, std::string &error) {
     }
   }
   return t;
+}
+
+} // namespace
+
+std::optional<Tensor> parseNpy(std::string_view bytes, std::string &error) {
+  std::optional<NpyHeader> h = parseNpyHeader(bytes, error);
+  if (!h)
+    return std::nullopt;
+  uint64_t present = bytes.size() - h->dataStart;
+  if (h->dataBytes != present) {
+    error = dataSizeError(present, h->dataBytes);
+    return std::nullopt;
+  }
+  return withData(std::move(*h), bytes.substr(h->dataStart), error);
 }
 
 std::string formatNpy(const Tensor &t) {
@@ -420,18 +498,76 @@ std::string formatNpy(const Tensor &t) {
   return out;
 }
 
-std::optional<Tensor> readNpy(const std::string &path, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot read '" + path + "'";
+namespace {
+
+/// Reads only as much as the header says the file holds, after checking
+/// that against `maxDataBytes`: a device or pipe is never read to its end.
+std::optional<Tensor> readNpyFile(const std::string &path, std::string &error, uint64_t maxDataBytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    error = std::string("cannot read the file: ") + std::strerror(errno);
     return std::nullopt;
   }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  std::optional<Tensor> t = parseNpy(bytes.str(), error);
+  if (S_ISDIR(st.st_mode)) {
+    error = "a directory, not a .npy file";
+    return std::nullopt;
+  }
+  std::unique_ptr<std::FILE, int (*)(std::FILE *)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) {
+    error = std::string("cannot read the file: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  std::string bytes(12, '\0');
+  bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f.get()));
+  size_t lengthBytes = 0;
+  size_t dataStart = npyPrefix(bytes, lengthBytes, error);
+  if (dataStart == 0)
+    return std::nullopt;
+  size_t have = bytes.size(); // 12 <= dataStart: no data read yet
+  bytes.resize(dataStart);
+  bytes.resize(have + std::fread(bytes.data() + have, 1, dataStart - have, f.get()));
+  std::optional<NpyHeader> h = parseNpyHeader(bytes, error);
+  if (!h)
+    return std::nullopt;
+  if (h->dataBytes > maxDataBytes) {
+    error = "its " + std::string(dtypeName(h->tensor.dtype)) + shapeText(h->tensor.shape) + " data needs " +
+            std::to_string(h->dataBytes) + " bytes, more than the memory limit of " + std::to_string(maxDataBytes) +
+            " bytes (keel run --max-memory)";
+    return std::nullopt;
+  }
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) != h->dataStart + h->dataBytes) {
+    uint64_t size = static_cast<uint64_t>(st.st_size);
+    error = dataSizeError(size > h->dataStart ? size - h->dataStart : 0, h->dataBytes);
+    return std::nullopt;
+  }
+  std::string data(static_cast<size_t>(h->dataBytes), '\0');
+  size_t n = std::fread(data.data(), 1, data.size(), f.get());
+  char extra;
+  if (n != data.size()) {
+    error = dataSizeError(n, h->dataBytes);
+    return std::nullopt;
+  }
+  if (std::fread(&extra, 1, 1, f.get()) != 0) {
+    error = "extra bytes after the data";
+    return std::nullopt;
+  }
+  return withData(std::move(*h), data, error);
+}
+
+} // namespace
+
+std::optional<Tensor> readNpy(const std::string &path, std::string &error, uint64_t maxDataBytes) {
+  std::optional<Tensor> t = readNpyFile(path, error, maxDataBytes);
   if (!t)
     error = path + ": " + error;
   return t;
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
 }
 
 bool writeNpy(const std::string &path, const Tensor &t, std::string &error) {

@@ -10,7 +10,10 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <pthread.h>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -116,9 +119,8 @@ namespace {
 /// up to their capacity (at most twice the request), so a program that
 /// makes a tensor of the same size again and again neither returns pages
 /// to the system nor faults them in afresh. Generated code writes every
-/// element of a tensor before reading it, so reused memory is not cleared;
-/// fresh memory from the system is zero. Single-threaded, as generated
-/// code is.
+/// element of a tensor before reading it, so memory is never cleared.
+/// Single-threaded, as generated code is.
 constexpr size_t kHeader = 64;
 constexpr size_t kCacheBlocks = 16;
 constexpr size_t kCacheBytes = size_t{2} << 30;
@@ -131,10 +133,58 @@ std::vector<Block> &cache() {
   return blocks;
 }
 size_t cachedBytes = 0;
+size_t liveBytes = 0; ///< every block from the system, in use or cached
+int64_t memoryLimit = -1; ///< -1: not yet read from the machine
 size_t &capacityOf(void *data) { return *reinterpret_cast<size_t *>(static_cast<char *>(data) - kHeader); }
+
+void releaseCache() {
+  for (const Block &b : cache()) {
+    liveBytes -= b.capacity + kHeader;
+    std::free(static_cast<char *>(b.data) - kHeader);
+  }
+  cache().clear();
+  cachedBytes = 0;
+}
+
+/// A number from a file such as /sys/fs/cgroup/memory.max; nullopt for
+/// "max", a missing file or anything unreadable.
+std::optional<uint64_t> readLimitFile(const char *path) {
+  std::FILE *f = std::fopen(path, "r");
+  if (!f)
+    return std::nullopt;
+  char text[64] = {};
+  size_t n = std::fread(text, 1, sizeof text - 1, f);
+  std::fclose(f);
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text, text + n, v);
+  if (ec != std::errc() || end == text)
+    return std::nullopt;
+  return v;
+}
 } // namespace
 
+int64_t keel_rt_machine_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  uint64_t bytes = pages > 0 && pageSize > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize)
+                                             : uint64_t{1} << 62;
+  for (const char *cgroup : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"})
+    if (std::optional<uint64_t> v = readLimitFile(cgroup))
+      bytes = std::min(bytes, *v);
+  return static_cast<int64_t>(std::min<uint64_t>(bytes, uint64_t{1} << 62));
+}
+
+int64_t keel_rt_memory_limit(void) {
+  if (memoryLimit < 0)
+    memoryLimit = keel_rt_machine_memory();
+  return memoryLimit;
+}
+
+void keel_rt_set_memory_limit(int64_t bytes) { memoryLimit = bytes < 0 ? 0 : bytes; }
+
+void keel_rt_release_memory(void) { releaseCache(); }
+
 void *keel_rt_alloc(int64_t bytes, const char *file, int32_t line, int32_t column) {
+  bool overLimit = false;
   if (bytes >= 0 && static_cast<uint64_t>(bytes) <= (uint64_t{1} << 62)) {
     size_t need = std::max<size_t>(static_cast<size_t>(bytes), 1);
     std::vector<Block> &blocks = cache();
@@ -150,15 +200,25 @@ void *keel_rt_alloc(int64_t bytes, const char *file, int32_t line, int32_t colum
       return data;
     }
     size_t capacity = (need + 63) / 64 * 64;
-    if (void *raw = std::aligned_alloc(64, kHeader + capacity)) {
-      void *data = static_cast<char *>(raw) + kHeader;
-      capacityOf(data) = capacity;
-      return data;
-    }
+    uint64_t limit = static_cast<uint64_t>(keel_rt_memory_limit());
+    if (liveBytes + kHeader + capacity > limit)
+      releaseCache();
+    overLimit = liveBytes + kHeader + capacity > limit;
+    if (!overLimit)
+      if (void *raw = std::aligned_alloc(64, kHeader + capacity)) {
+        void *data = static_cast<char *>(raw) + kHeader;
+        capacityOf(data) = capacity;
+        liveBytes += kHeader + capacity;
+        return data;
+      }
   }
   std::fflush(stdout);
-  std::fprintf(stderr, "error: cannot allocate %lld bytes for a tensor at %s:%d:%d\n", static_cast<long long>(bytes),
+  std::fprintf(stderr, "error: cannot allocate %lld bytes for a tensor at %s:%d:%d", static_cast<long long>(bytes),
                file, line, column);
+  if (overLimit)
+    std::fprintf(stderr, ": %llu bytes are in use and the memory limit is %lld bytes (keel run --max-memory)",
+                 static_cast<unsigned long long>(liveBytes), static_cast<long long>(keel_rt_memory_limit()));
+  std::fprintf(stderr, "\n");
   std::exit(1);
 }
 
@@ -224,17 +284,42 @@ void keel_rt_free(void *data) {
   cachedBytes += blocks.back().capacity;
   while (blocks.size() > kCacheBlocks || cachedBytes > kCacheBytes) { // the oldest go back
     cachedBytes -= blocks.front().capacity;
+    liveBytes -= blocks.front().capacity + kHeader;
     std::free(static_cast<char *>(blocks.front().data) - kHeader);
     blocks.erase(blocks.begin());
   }
 }
 
 void keel_rt_index_error(int64_t index, int64_t dimension, int64_t axis, const char *file, int32_t line,
-                         int32_t column) {
+                         int32_t column, int8_t isUnsigned) {
   std::fflush(stdout);
-  std::fprintf(stderr, "error: index %lld is out of bounds for axis %lld of size %lld at %s:%d:%d\n",
-               static_cast<long long>(index), static_cast<long long>(axis), static_cast<long long>(dimension), file,
-               line, column);
+  std::string shown = isUnsigned ? std::to_string(static_cast<uint64_t>(index)) : std::to_string(index);
+  std::fprintf(stderr, "error: index %s is out of bounds for axis %lld of size %lld at %s:%d:%d\n", shown.c_str(),
+               static_cast<long long>(axis), static_cast<long long>(dimension), file, line, column);
+  std::exit(1);
+}
+
+uint64_t keel_rt_stack_limit = 0;
+
+void keel_rt_set_stack_limit(uint64_t bytes) {
+  constexpr uint64_t kReserve = 256 << 10; // for the runtime's calls (printing, the message below)
+  uint64_t here = reinterpret_cast<uint64_t>(__builtin_frame_address(0));
+  uint64_t limit = here > bytes ? here - bytes : 0;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void *low = nullptr;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attr, &low, &size) == 0)
+      limit = std::max(limit, reinterpret_cast<uint64_t>(low) + kReserve);
+    pthread_attr_destroy(&attr);
+  }
+  keel_rt_stack_limit = limit;
+}
+
+void keel_rt_stack_overflow(const char *function, const char *file, int32_t line, int32_t column) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "error: stack overflow (recursion too deep) in %s at %s:%d:%d\n", function, file, line,
+               column);
   std::exit(1);
 }
 

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <charconv>
 #include <functional>
+#include <unordered_map>
 
 namespace keel::sema {
 
@@ -65,25 +66,36 @@ void collectDimNames(const syntax::Dim &d, std::vector<std::pair<std::string, Sp
     collectDimNames(*d.rhs, out);
 }
 
-bool isLiteralTree(const Expr &e) {
+/// Whether `e` is built of number literals and arithmetic alone. Memoized in
+/// `memo`: the checker asks at every node of a chain, so without it a chain
+/// of n literals would cost n^2.
+bool isLiteralTree(const Expr &e, std::unordered_map<const Expr *, bool> &memo) {
   switch (e.kind) {
   case ExprKind::Int:
   case ExprKind::Float:
     return true;
   case ExprKind::Unary:
-    return e.as<UnaryExpr>()->op == Tok::Minus && isLiteralTree(*e.as<UnaryExpr>()->operand);
-  case ExprKind::Binary: {
-    auto &b = *e.as<BinaryExpr>();
-    switch (b.op) {
-    case Tok::Plus: case Tok::Minus: case Tok::Star: case Tok::Slash: case Tok::Percent:
-      return isLiteralTree(*b.lhs) && isLiteralTree(*b.rhs);
-    default:
-      return false;
-    }
-  }
+  case ExprKind::Binary: break;
   default:
     return false;
   }
+  if (auto it = memo.find(&e); it != memo.end())
+    return it->second;
+  bool literal = false;
+  if (auto *u = e.as<UnaryExpr>())
+    literal = u->op == Tok::Minus && isLiteralTree(*u->operand, memo);
+  else {
+    auto &b = *e.as<BinaryExpr>();
+    switch (b.op) {
+    case Tok::Plus: case Tok::Minus: case Tok::Star: case Tok::Slash: case Tok::Percent:
+      literal = isLiteralTree(*b.rhs, memo) && isLiteralTree(*b.lhs, memo);
+      break;
+    default:
+      break;
+    }
+  }
+  memo[&e] = literal;
+  return literal;
 }
 
 bool isArithmetic(Tok op) {
@@ -1073,10 +1085,10 @@ private:
     // Literal operands take the other operand's type: check the other first.
     const Type *hint = isComparison(b.op) ? nullptr : expected;
     Type l, r;
-    if (isLiteralTree(*b.lhs) && isLiteralTree(*b.rhs)) {
+    if (isLiteralTree(*b.lhs, literalTrees_) && isLiteralTree(*b.rhs, literalTrees_)) {
       l = expr(*b.lhs, hint); // two literals: each from the context alone
       r = expr(*b.rhs, hint);
-    } else if (isLiteralTree(*b.lhs)) {
+    } else if (isLiteralTree(*b.lhs, literalTrees_)) {
       r = expr(*b.rhs, hint);
       l = expr(*b.lhs, r.is(Kind::Error) ? hint : &r);
     } else {
@@ -1182,7 +1194,7 @@ private:
     Type to = resolveType(c.type, false);
     const Expr &operand = *c.operand;
     // A literal cast to a type is that literal in that type (`0.125 as bf16`).
-    Type from = isLiteralTree(operand) && to.is(Kind::Scalar) && isFloat(to.scalar) &&
+    Type from = isLiteralTree(operand, literalTrees_) && to.is(Kind::Scalar) && isFloat(to.scalar) &&
                         operand.as<IntExpr>() == nullptr
                     ? expr(operand, &to)
                     : expr(operand, nullptr);
@@ -1856,6 +1868,7 @@ private:
   CheckedProgram out_;
   ShapeContext shapes_;                 ///< the current function's shape facts
   std::map<std::string, Span> shapeVars_; ///< shape variable -> where introduced
+  std::unordered_map<const Expr *, bool> literalTrees_; ///< isLiteralTree's memo
   std::vector<std::unordered_map<std::string, Var>> scopes_;
   Type returnType_;
   std::set<std::string> effects_;

@@ -2,6 +2,9 @@
 #include "keel/sema/Solver.h"
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <z3++.h>
 
 namespace keel::sema {
@@ -182,9 +185,6 @@ ProofResult ShapeSolver::proveWithZ3(const ShapeContext &context, const Goal &go
     return l == r;
   };
   z3::solver solver(ctx);
-  z3::params params(ctx);
-  params.set("timeout", timeoutMs_);
-  solver.set(params);
   for (const Comparison &c : context.facts)
     solver.add(compare(c));
   for (const auto &[lhs, rhs] : context.volumes) {
@@ -211,11 +211,35 @@ ProofResult ShapeSolver::proveWithZ3(const ShapeContext &context, const Goal &go
 
   ProofResult result;
   z3::check_result verdict;
-  try {
-    verdict = solver.check();
-  } catch (const z3::exception &e) {
-    verdict = z3::unknown;
-    result.reason = e.msg();
+  {
+    // The time limit is kept by a watchdog of Keel's that interrupts Z3 at
+    // the deadline. Z3's own `timeout` parameter is not used: in Debian's
+    // Z3 4.8.12 its timer can deadlock the solver when it fires during
+    // nonlinear arithmetic, so that a check never ends.
+    std::mutex mutex;
+    std::condition_variable done;
+    bool finished = false, interrupted = false;
+    std::thread watchdog([&] {
+      std::unique_lock<std::mutex> lock(mutex);
+      if (!done.wait_for(lock, std::chrono::milliseconds(timeoutMs_), [&] { return finished; })) {
+        interrupted = true;
+        ctx.interrupt();
+      }
+    });
+    try {
+      verdict = solver.check();
+    } catch (const z3::exception &e) {
+      verdict = z3::unknown;
+      result.reason = e.msg();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      finished = true;
+    }
+    done.notify_one();
+    watchdog.join();
+    if (interrupted && verdict == z3::unknown)
+      result.reason = "timeout";
   }
   if (verdict == z3::unsat) {
     result.status = ProofResult::Status::Proved;

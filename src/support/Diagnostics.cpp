@@ -1,6 +1,8 @@
 //===- Diagnostics.cpp ----------------------------------------------------===//
 #include "keel/support/Diagnostics.h"
 
+#include "keel/support/Text.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -74,22 +76,39 @@ void renderSnippet(std::string &out, const SourceManager &sources, Span span,
          std::to_string(begin.line) + ":" + std::to_string(begin.column) + "\n";
   std::string_view text = sources.lineText(span.file, begin.line);
   out += pad + " " + p.gutter("|") + "\n";
-  out += p.gutter(lineNo + " |") + " " + std::string(text) + "\n";
+  // Very long lines (generated code) are shown around the span only.
+  constexpr uint32_t kContext = 60;
+  uint32_t shownFrom = begin.column - 1 > kContext * 2 ? begin.column - 1 - kContext : 0;
+  uint32_t shownTo = static_cast<uint32_t>(std::min<size_t>(text.size(), size_t{begin.column - 1} + kContext * 2));
+  while (shownFrom > 0 && shownFrom < text.size() && (static_cast<unsigned char>(text[shownFrom]) & 0xC0) == 0x80)
+    --shownFrom; // not inside a UTF-8 sequence
+  while (shownTo < text.size() && (static_cast<unsigned char>(text[shownTo]) & 0xC0) == 0x80)
+    ++shownTo;
+  std::string_view before = text.substr(shownFrom, begin.column - 1 - shownFrom);
+  std::string head = shownFrom > 0 ? "..." : "";
+  std::string tail = shownTo < text.size() ? "..." : "";
+  // Invalid UTF-8 is shown as U+FFFD, one column per code point.
+  out += p.gutter(lineNo + " |") + " " + head + validUtf8(text.substr(shownFrom, shownTo - shownFrom)) + tail + "\n";
   // Carets under the span's part on its first line; at least one.
   uint32_t last = end.line == begin.line ? end.column : static_cast<uint32_t>(text.size()) + 1;
-  uint32_t width = last > begin.column ? last - begin.column : 1;
-  std::string marks(begin.column - 1, ' ');
+  std::string_view spanned = text.substr(std::min<size_t>(begin.column - 1, text.size()),
+                                         last > begin.column ? last - begin.column : 0);
+  size_t width = std::max<size_t>(1, std::min<size_t>(displayWidth(spanned), kContext * 2));
+  std::string marks(head.size() + displayWidth(before), ' ');
   // Keep tabs so the carets line up under tabbed source.
-  for (uint32_t i = 0; i + 1 < begin.column && i < text.size(); ++i)
-    if (text[i] == '\t')
-      marks[i] = '\t';
+  for (size_t i = 0, column = head.size(); i < before.size(); ++column) {
+    if (before[i] == '\t')
+      marks[column] = '\t';
+    i += std::max<size_t>(1, utf8Length(before, i));
+  }
   out += pad + " " + p.gutter("|") + " " + marks + p.severity(caretSeverity, std::string(width, '^')) +
          "\n";
 }
 
-void appendJsonString(std::string &out, std::string_view s) {
+void appendJsonString(std::string &out, std::string_view text) {
   out += '"';
-  for (unsigned char c : s) {
+  std::string valid = validUtf8(text); // JSON text is UTF-8: invalid bytes become U+FFFD
+  for (unsigned char c : valid) {
     switch (c) {
     case '"': out += "\\\""; break;
     case '\\': out += "\\\\"; break;
@@ -102,7 +121,7 @@ void appendJsonString(std::string &out, std::string_view s) {
         std::snprintf(buf, sizeof buf, "\\u%04x", c);
         out += buf;
       } else {
-        out += static_cast<char>(c);
+        out += static_cast<char>(c); // s is valid UTF-8 (below)
       }
     }
   }

@@ -2,8 +2,10 @@
 #include "keel/support/Source.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <sys/stat.h>
 
 namespace keel {
 
@@ -17,22 +19,53 @@ FileId SourceManager::add(std::string name, std::string text) {
 }
 
 std::optional<FileId> SourceManager::load(const std::string &path, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::string text;
+  if (!readFileBounded(path, kMaxSourceBytes, text, error))
+    return std::nullopt;
+  return add(path, std::move(text));
+}
+
+bool readFileBounded(const std::string &path, uint64_t limit, std::string &text, std::string &error) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    error = "cannot read '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    error = "'" + path + "' is a directory, not a file";
+    return false;
+  }
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)) {
+    error = "'" + path + "' is a device or socket, not a file";
+    return false;
+  }
+  std::FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    error = "cannot read '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  // Read in pieces and stop at the limit: a device such as /dev/zero, or a
+  // pipe that never ends, is refused after `limit` bytes, not read to the end.
+  text.clear();
+  char buffer[1 << 16];
+  for (;;) {
+    size_t n = std::fread(buffer, 1, sizeof buffer, f);
+    if (text.size() + n > limit) {
+      std::fclose(f);
+      error = "'" + path + "' is too large (more than " + std::to_string(limit) + " bytes)";
+      return false;
+    }
+    text.append(buffer, n);
+    if (n < sizeof buffer)
+      break;
+  }
+  bool bad = std::ferror(f);
+  std::fclose(f);
+  if (bad) {
     error = "cannot read '" + path + "'";
-    return std::nullopt;
+    return false;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    error = "cannot read '" + path + "'";
-    return std::nullopt;
-  }
-  if (text.str().size() >= (uint64_t{1} << 31)) {
-    error = "'" + path + "' is too large (2 GiB or more)";
-    return std::nullopt;
-  }
-  return add(path, text.str());
+  return true;
 }
 
 LineColumn SourceManager::lineColumn(FileId f, uint32_t offset) const {

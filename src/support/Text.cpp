@@ -1,6 +1,8 @@
 //===- Text.cpp -----------------------------------------------------------===//
 #include "keel/support/Text.h"
 
+#include <algorithm>
+
 namespace keel {
 
 std::optional<uint64_t> parseFixedHex(std::string_view text, int digits) {
@@ -33,6 +35,58 @@ std::string formatFixedHex(uint64_t value, int digits) {
 }
 
 static bool isBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+size_t utf8Length(std::string_view text, size_t i) {
+  auto byte = [&](size_t k) { return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u; };
+  unsigned lead = byte(i);
+  if (lead < 0x80)
+    return 1;
+  size_t n = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+  if (n == 0 || i + n > text.size())
+    return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80)
+      return 0;
+  unsigned second = byte(i + 1);
+  if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F) || // overlong; surrogates
+      (lead == 0xF0 && second < 0x90) || (lead == 0xF4 && second > 0x8F))   // overlong; past U+10FFFF
+    return 0;
+  return n;
+}
+
+uint32_t utf8CodePoint(std::string_view text, size_t i) {
+  size_t n = utf8Length(text, i);
+  auto byte = [&](size_t k) { return static_cast<uint32_t>(static_cast<unsigned char>(text[k])); };
+  if (n <= 1)
+    return n == 1 ? byte(i) : 0xFFFD;
+  uint32_t cp = byte(i) & (0x7Fu >> n);
+  for (size_t k = 1; k < n; ++k)
+    cp = (cp << 6) | (byte(i + k) & 0x3F);
+  return cp;
+}
+
+std::string validUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    size_t n = utf8Length(text, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD"; // U+FFFD
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+size_t displayWidth(std::string_view text) {
+  size_t width = 0;
+  for (size_t i = 0; i < text.size(); ++width)
+    i += std::max<size_t>(1, utf8Length(text, i));
+  return width;
+}
 
 std::string_view trim(std::string_view text) {
   while (!text.empty() && isBlank(text.front()))

@@ -10,7 +10,9 @@
 #include "keel/syntax/Lexer.h"
 
 #include "keel/syntax/Codes.h"
+#include "keel/support/Text.h"
 
+#include <cstdio>
 #include <string>
 
 namespace keel {
@@ -57,7 +59,11 @@ public:
   Lexer(const SourceManager &sources, FileId file, DiagnosticEngine &diags, uint32_t begin,
         uint32_t end)
       : text_(sources.text(file)), file_(file), diags_(diags), pos_(begin),
-        end_(std::min<uint32_t>(end, static_cast<uint32_t>(text_.size()))) {}
+        end_(std::min<uint32_t>(end, static_cast<uint32_t>(text_.size()))) {
+    // A UTF-8 byte-order mark at the start of a file is not text.
+    if (pos_ == 0 && text_.substr(0, 3) == "\xEF\xBB\xBF")
+      pos_ = 3;
+  }
 
   std::vector<Token> run() {
     std::vector<Token> tokens;
@@ -211,12 +217,23 @@ private:
         return {p.kind, span(start)};
       }
     }
-    // Not part of the language: report the whole UTF-8 sequence once.
+    // Not part of the language: report a whole UTF-8 character once, or one
+    // byte that is not well-formed UTF-8, naming it by number.
+    std::string_view here = text_.substr(0, end_);
     unsigned char lead = static_cast<unsigned char>(peek());
-    uint32_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-    pos_ = std::min(end_, pos_ + length);
-    std::string shown = lead < 0x20 || lead == 0x7F ? "byte " + std::to_string(lead)
-                                                     : "`" + std::string(text_.substr(start, pos_ - start)) + "`";
+    size_t length = utf8Length(here, pos_);
+    char hex[16];
+    if (length == 0) {
+      ++pos_;
+      std::snprintf(hex, sizeof hex, "0x%02X", lead);
+      diags_.error(code::E0001, span(start), std::string("invalid UTF-8: byte ") + hex + " is not part of a character")
+          .note("Keel source is UTF-8 text");
+      return {Tok::Error, span(start)};
+    }
+    pos_ += static_cast<uint32_t>(length);
+    std::snprintf(hex, sizeof hex, "U+%04X", utf8CodePoint(here, start));
+    std::string shown = lead < 0x20 || lead == 0x7F ? std::string("control character ") + hex
+                                                     : "`" + std::string(text_.substr(start, pos_ - start)) + "` (" + hex + ")";
     diags_.error(code::E0001, span(start), "unexpected character " + shown);
     return {Tok::Error, span(start)};
   }

@@ -21,8 +21,9 @@ struct Bail {}; // thrown after an error has been reported
 class Parser {
 public:
   Parser(const SourceManager &sources, FileId file, DiagnosticEngine &diags,
-         std::vector<Token> tokens)
-      : sources_(sources), file_(file), diags_(diags), toks_(std::move(tokens)) {}
+         std::vector<Token> tokens, ParseLimits limits, uint32_t nesting = 0)
+      : sources_(sources), file_(file), diags_(diags), toks_(std::move(tokens)), limits_(limits),
+        nesting_(nesting) {}
 
   // program = (fn | test)*
   Program parseProgram() {
@@ -88,6 +89,77 @@ private:
   Span spanFrom(Span start) const {
     size_t last = pos_ > 0 ? pos_ - 1 : 0;
     return {file_, start.begin, std::max(start.begin, toks_[last].span.end)};
+  }
+
+  //===-- Limits -----------------------------------------------------------===//
+
+  /// One level of nesting (a bracket, a block, a call, an index, a prefix
+  /// operator) for as long as it lives; past the limit, E0013 at `at`.
+  class Nest {
+  public:
+    Nest(Parser &p, Span at) : p_(p) {
+      if (p_.nesting_ >= p_.limits_.maxNesting) {
+        p_.diags_.error(code::E0013, at,
+                        "nesting too deep: more than " + std::to_string(p_.limits_.maxNesting) +
+                            " levels of brackets, blocks, calls and prefix operators")
+            .note("the limit keeps every pass of the compiler within its stack; `--max-nesting N` changes it");
+        p_.lastErrorToken_ = p_.pos_;
+        p_.skipGroup(); // recovery resumes after the whole bracketed group
+        throw Bail{};
+      }
+      ++p_.nesting_;
+    }
+    ~Nest() { --p_.nesting_; }
+    Nest(const Nest &) = delete;
+    Nest &operator=(const Nest &) = delete;
+
+  private:
+    Parser &p_;
+  };
+
+  /// At an opening bracket, skips to just past its matching closing one
+  /// (or to the end of the file).
+  void skipGroup() {
+    auto opens = [](Tok k) { return k == Tok::LParen || k == Tok::LBracket || k == Tok::LBrace; };
+    auto closes = [](Tok k) { return k == Tok::RParen || k == Tok::RBracket || k == Tok::RBrace; };
+    if (!opens(cur().kind))
+      return;
+    size_t depth = 0;
+    do {
+      Tok k = take().kind;
+      depth += opens(k) ? 1 : 0;
+      depth -= closes(k) ? 1 : 0;
+    } while (depth > 0 && !at(Tok::Eof));
+  }
+
+  /// Sets `height` from the children's; past kMaxExpressionHeight, E0014
+  /// at `at` (the operator that made the chain too long).
+  void checkHeight(uint32_t height, Span at) {
+    if (height <= kMaxExpressionHeight)
+      return;
+    diags_.error(code::E0014, at,
+                 "expression too long: more than " + std::to_string(kMaxExpressionHeight) +
+                     " operations deep")
+        .note("split it with `let`: every pass of the compiler recurses over an expression");
+    lastErrorToken_ = pos_;
+    throw Bail{};
+  }
+  template <typename T> std::unique_ptr<T> sealed(std::unique_ptr<T> e, Span at) {
+    uint32_t below = 0;
+    auto see = [&](const Expr *child) {
+      if (child)
+        below = std::max(below, child->height);
+    };
+    if (auto *u = e->template as<UnaryExpr>()) see(u->operand.get());
+    if (auto *b = e->template as<BinaryExpr>()) { see(b->lhs.get()); see(b->rhs.get()); }
+    if (auto *c = e->template as<CastExpr>()) see(c->operand.get());
+    if (auto *c = e->template as<CallExpr>()) for (const Arg &a : c->args) see(a.value.get());
+    if (auto *i = e->template as<IndexExpr>()) { see(i->base.get()); for (const ExprPtr &x : i->indices) see(x.get()); }
+    if (auto *a = e->template as<ArrayExpr>()) for (const ExprPtr &x : a->elements) see(x.get());
+    if (auto *str = e->template as<StringExpr>()) for (const StringPart &part : str->parts) see(part.expr.get());
+    e->height = below + 1;
+    checkHeight(e->height, at);
+    return e;
   }
 
   //===-- Errors -----------------------------------------------------------===//
@@ -288,7 +360,9 @@ private:
     auto lhs = parseDimTerm();
     while (at(Tok::Plus) || at(Tok::Minus)) {
       Dim::Kind k = take().kind == Tok::Plus ? Dim::Kind::Add : Dim::Kind::Sub;
+      Span op = cur().span;
       lhs = dimBinary(k, std::move(lhs), parseDimTerm());
+      checkHeight(lhs->height, op);
     }
     return lhs;
   }
@@ -298,6 +372,7 @@ private:
       Tok op = take().kind;
       Dim::Kind k = op == Tok::Star ? Dim::Kind::Mul : op == Tok::Slash ? Dim::Kind::Div : Dim::Kind::Mod;
       lhs = dimBinary(k, std::move(lhs), parseDimFactor());
+      checkHeight(lhs->height, lhs->span);
     }
     return lhs;
   }
@@ -310,8 +385,9 @@ private:
     } else if (at(Tok::Name)) {
       d->kind = Dim::Kind::Name;
       d->name = text(take());
-    } else if (accept(Tok::LParen)) {
-      Span open = d->span;
+    } else if (at(Tok::LParen)) {
+      Nest nest(*this, cur().span);
+      Span open = take().span;
       d = parseDim();
       Token close = expect(Tok::RParen, "`)`");
       d->span = open.to(close.span);
@@ -320,10 +396,11 @@ private:
     }
     return d;
   }
-  static std::unique_ptr<Dim> dimBinary(Dim::Kind k, std::unique_ptr<Dim> l, std::unique_ptr<Dim> r) {
+  std::unique_ptr<Dim> dimBinary(Dim::Kind k, std::unique_ptr<Dim> l, std::unique_ptr<Dim> r) {
     auto d = std::make_unique<Dim>();
     d->kind = k;
     d->span = l->span.to(r->span);
+    d->height = std::max(l->height, r->height) + 1;
     d->lhs = std::move(l);
     d->rhs = std::move(r);
     return d;
@@ -345,6 +422,7 @@ private:
   // block = "{" stmt* "}"
   Block parseBlock() {
     Block b;
+    Nest nest(*this, cur().span);
     Span start = expect(Tok::LBrace, "`{`").span;
     while (!at(Tok::RBrace) && !at(Tok::Eof) && !at(Tok::KwFn) && !at(Tok::KwTest)) {
       size_t before = pos_;
@@ -489,6 +567,12 @@ private:
     s->thenBlock = parseBlock();
     if (accept(Tok::KwElse)) {
       if (at(Tok::KwIf)) {
+        // An `else if` chain recurses in every pass, as a long expression does.
+        struct Link {
+          uint32_t &chain;
+          ~Link() { --chain; }
+        } link{++elseIfChain_};
+        checkHeight(elseIfChain_, cur().span);
         s->elseStmt = parseIf();
       } else {
         auto b = std::make_unique<BlockStmt>(cur().span);
@@ -531,17 +615,18 @@ private:
       Token op = take();
       ExprPtr rhs = parseBinary(prec + 1);
       Span s = lhs->span.to(rhs->span);
-      lhs = std::make_unique<BinaryExpr>(s, op.kind, op.span, std::move(lhs), std::move(rhs));
+      lhs = sealed(std::make_unique<BinaryExpr>(s, op.kind, op.span, std::move(lhs), std::move(rhs)), op.span);
     }
   }
 
   // unary = ("-" | "!" | "~") unary | cast
   ExprPtr parseUnary() {
     if (at(Tok::Minus) || at(Tok::Bang) || at(Tok::Tilde)) {
+      Nest nest(*this, cur().span);
       Token op = take();
       ExprPtr e = parseUnary();
       Span s = op.span.to(e->span);
-      return std::make_unique<UnaryExpr>(s, op.kind, std::move(e));
+      return sealed(std::make_unique<UnaryExpr>(s, op.kind, std::move(e)), op.span);
     }
     return parseCast();
   }
@@ -553,7 +638,7 @@ private:
       take();
       TypeExpr t = parseType();
       Span s = e->span.to(t.span);
-      e = std::make_unique<CastExpr>(s, std::move(e), std::move(t));
+      e = sealed(std::make_unique<CastExpr>(s, std::move(e), std::move(t)), s);
     }
     return e;
   }
@@ -567,6 +652,7 @@ private:
         if (!name)
           fail("only a named function can be called");
         auto call = std::make_unique<CallExpr>(e->span, name->name, name->span);
+        Nest nest(*this, cur().span);
         take();
         // args = ((NAME ":")? expr),*
         while (!at(Tok::RParen)) {
@@ -584,9 +670,11 @@ private:
         }
         expect(Tok::RParen, "`,` or `)`");
         call->span = spanFrom(call->span);
-        e = std::move(call);
+        Span callee = call->calleeSpan;
+        e = sealed(std::move(call), callee);
       } else if (at(Tok::LBracket)) {
-        take();
+        Nest nest(*this, cur().span);
+        Span open = take().span;
         auto idx = std::make_unique<IndexExpr>(e->span, std::move(e));
         while (!at(Tok::RBracket)) {
           idx->indices.push_back(parseExpr());
@@ -595,7 +683,7 @@ private:
         }
         expect(Tok::RBracket, "`,` or `]`");
         idx->span = spanFrom(idx->span);
-        e = std::move(idx);
+        e = sealed(std::move(idx), open);
       } else if (at(Tok::Dot)) {
         unsupported(cur().span, "fields and methods (`.`)");
       } else {
@@ -615,6 +703,7 @@ private:
     case Tok::String: return parseStringToken(take());
     case Tok::Name: take(); return std::make_unique<NameExpr>(t.span, text(t));
     case Tok::LParen: {
+      Nest nest(*this, t.span);
       take();
       ExprPtr e = parseExpr();
       Token close = expect(Tok::RParen, "`)`");
@@ -622,6 +711,7 @@ private:
       return e;
     }
     case Tok::LBracket: {
+      Nest nest(*this, t.span);
       take();
       auto a = std::make_unique<ArrayExpr>(t.span);
       while (!at(Tok::RBracket)) {
@@ -631,7 +721,7 @@ private:
       }
       expect(Tok::RBracket, "`,` or `]`");
       a->span = spanFrom(t.span);
-      return a;
+      return sealed(std::move(a), t.span);
     }
     case Tok::Pipe:
     case Tok::PipePipe:
@@ -695,7 +785,7 @@ private:
           if (!textPart.empty())
             str->parts.push_back({std::move(textPart), nullptr});
           textPart.clear();
-          Parser sub(sources_, file_, diags_, lex(sources_, file_, diags_, exprBegin, exprEnd));
+          Parser sub(sources_, file_, diags_, lex(sources_, file_, diags_, exprBegin, exprEnd), limits_, nesting_ + 1);
           try {
             str->parts.push_back({"", sub.parseStandaloneExpr()});
           } catch (const Bail &) {
@@ -711,7 +801,7 @@ private:
       str->parts.push_back({std::move(textPart), nullptr});
     if (bad)
       throw Bail{};
-    return str;
+    return sealed(std::move(str), t.span);
   }
 
   const SourceManager &sources_;
@@ -720,13 +810,16 @@ private:
   std::vector<Token> toks_;
   size_t pos_ = 0;
   bool inInterpolation_ = false;
+  ParseLimits limits_;
+  uint32_t nesting_ = 0;     ///< open Nest levels (including an enclosing string's)
+  uint32_t elseIfChain_ = 0; ///< `else if` links above the current `if`
   size_t lastErrorToken_ = ~size_t{0};
 };
 
 } // namespace
 
-Program parse(const SourceManager &sources, FileId file, DiagnosticEngine &diags) {
-  return Parser(sources, file, diags, lex(sources, file, diags)).parseProgram();
+Program parse(const SourceManager &sources, FileId file, DiagnosticEngine &diags, ParseLimits limits) {
+  return Parser(sources, file, diags, lex(sources, file, diags), limits).parseProgram();
 }
 
 } // namespace keel::syntax

@@ -127,7 +127,7 @@ TEST(NpyTest, MalformedFilesAreRefusedWithAReason) {
   const std::string good = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
   const std::pair<std::string, const char *> cases[] = {
       {"not a npy file at all", "no \\x93NUMPY magic"},
-      {std::string("\x93NUMPY\x04\x00\x10\x00", 8) + std::string(16, ' '), "unsupported .npy version 4.0"},
+      {std::string("\x93NUMPY\x04\x00\x10\x00", 8) + std::string(16, ' '), "unsupported .npy format version 4.0"},
       {npyV1(good, f32s({1})), "(truncated file)"},
       {npyV1(good, f32s({1, 2, 3})), "(extra bytes after the data)"},
       {npyV1("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", f32s({1, 2, 3, 4})),
@@ -145,6 +145,23 @@ TEST(NpyTest, MalformedFilesAreRefusedWithAReason) {
       {npyV1("{'descr' '<f4'}", ""), "malformed .npy header"},
       {std::string("\x93NUMPY\x01\x00\xff\x00", 10), "truncated .npy header"},
       {std::string("\x93NUMPY\x01", 7), "truncated .npy header"},
+      // Only versions 1.0, 2.0 and 3.0 exist.
+      {std::string("\x93NUMPY\x01\x09", 8) + npyV1("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }",
+                                                        f32s({1})).substr(8),
+       "unsupported .npy format version 1.9"},
+      {npyV1("{'descr': '<f4', 'fortran_order': 'no', 'shape': (2,), }", f32s({1, 2})),
+       "'fortran_order' must be True or False"},
+      {npyV1("{'descr': '<f4', 'fortran_order': False, 'shape': '2', }", f32s({1, 2})),
+       "'shape' must be a tuple of integers"},
+      {npyV1("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'shape': (2,), }", f32s({1, 2})),
+       "'shape' is given twice"},
+      // A valid shape too large to hold: named as such, not as a malformed header.
+      {npyV1("{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000000000000,), }", ""),
+       "dimension 100000000000000000000 of the shape does not fit in 64 bits"},
+      {npyV1("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", ""),
+       "has more elements than fit in 64 bits"},
+      {npyV1("{'descr': '<f8', 'fortran_order': False, 'shape': (2305843009213693952,), }", ""),
+       "needs more bytes than fit in 64 bits"},
   };
   for (const auto &[bytes, reason] : cases) {
     std::string error;
@@ -223,11 +240,31 @@ TEST(PrintTest, TensorsPrintLikeNumpyInLogicalOrder) {
 TEST(PrintTest, ImpossibleAllocationsAndBadIndexesStopWithTheLocation) {
   EXPECT_EXIT(keel_rt_alloc(INT64_MAX, "m.sfn", 3, 7), testing::ExitedWithCode(1),
               "cannot allocate 9223372036854775807 bytes for a tensor at m.sfn:3:7");
-  EXPECT_EXIT(keel_rt_index_error(5, 4, 1, "m.sfn", 9, 2), testing::ExitedWithCode(1),
+  EXPECT_EXIT(keel_rt_index_error(5, 4, 1, "m.sfn", 9, 2, 0), testing::ExitedWithCode(1),
               "index 5 is out of bounds for axis 1 of size 4 at m.sfn:9:2");
+  EXPECT_EXIT(keel_rt_index_error(-1, 4, 0, "m.sfn", 9, 2, 1), testing::ExitedWithCode(1),
+              "index 18446744073709551615 is out of bounds for axis 0 of size 4 at m.sfn:9:2");
   void *p = keel_rt_alloc(16, "m.sfn", 1, 1);
-  EXPECT_EQ(static_cast<uint8_t *>(p)[15], 0);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
   keel_rt_free(p);
+  keel_rt_release_memory();
+}
+
+TEST(PrintTest, AllocationsStopAtTheMemoryLimitWithTheSizeAndLocation) {
+  EXPECT_GT(keel_rt_machine_memory(), int64_t{1} << 20);
+  EXPECT_EXIT(
+      {
+        keel_rt_set_memory_limit(int64_t{1} << 20); // 1 MiB
+        void *a = keel_rt_alloc(600 << 10, "m.sfn", 2, 5);
+        keel_rt_free(a); // cached: released when the next request needs the room
+        void *b = keel_rt_alloc(900 << 10, "m.sfn", 3, 5);
+        keel_rt_alloc(200 << 10, "m.sfn", 4, 9); // 900 KiB in use: over the limit
+        keel_rt_free(b);
+      },
+      testing::ExitedWithCode(1),
+      "cannot allocate 204800 bytes for a tensor at m.sfn:4:9: 921664 bytes are in use and the memory limit is "
+      "1048576 bytes");
 }
 
 } // namespace

@@ -117,6 +117,7 @@ struct Stmt {
   ExprPtr from, to;            ///< For: slot = from, from+1, ..., to-1
   ExprPtr index;               ///< Store
   int64_t extent = 0, axis = 0; ///< CheckIndex
+  bool unsignedIndex = false;   ///< CheckIndex: the source's index was u64 (shown unsigned)
   std::vector<std::unique_ptr<Stmt>> body, orElse;
   std::vector<TextPart> text;  ///< Print, Assert (the message)
   Location loc;
@@ -141,6 +142,11 @@ struct Function {
   Type result = Type::Void;
   std::vector<StmtPtr> body;
   Location loc;
+  /// Checks the stack on entry and stops the program with "stack overflow
+  /// (recursion too deep) in NAME at loc" when it is nearly used up
+  /// (keel_rt_stack_overflow). Source functions and tests have it; the
+  /// tensor IR cannot recurse.
+  bool checksStack = false;
 };
 
 struct Module {

@@ -48,11 +48,22 @@ struct Tensor {
   Tensor toRowMajor() const;
 };
 
+/// The longest .npy header Keel reads (NumPy's own default is 10,000).
+inline constexpr size_t kMaxNpyHeaderBytes = size_t{1} << 20;
+
+/// `[2,3]`
+std::string shapeText(const std::vector<int64_t> &shape);
+
 /// Parses .npy bytes; nullopt with `error` set when they are not a valid file.
 std::optional<Tensor> parseNpy(std::string_view bytes, std::string &error);
 std::string formatNpy(const Tensor &t);
 
-std::optional<Tensor> readNpy(const std::string &path, std::string &error);
+/// Reads a .npy file. Only as much is read as its header says it holds, and
+/// nothing past the header when its data would need more than
+/// `maxDataBytes`; directories, other versions than 1.0, 2.0 and 3.0, and
+/// headers over kMaxNpyHeaderBytes are refused with a message.
+std::optional<Tensor> readNpy(const std::string &path, std::string &error,
+                              uint64_t maxDataBytes = UINT64_MAX);
 bool writeNpy(const std::string &path, const Tensor &t, std::string &error);
 
 } // namespace keel::rt

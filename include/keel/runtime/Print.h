@@ -44,6 +44,15 @@ void keel_rt_print_elements(const void *data, int32_t dtype, int32_t rank, const
  * freed blocks for reuse; it accepts NULL. */
 void *keel_rt_alloc(int64_t bytes, const char *file, int32_t line, int32_t column);
 void keel_rt_free(void *data);
+/* Tensor memory is bounded: keel_rt_alloc stops the program, with the size
+ * and location, rather than hold more than the limit (its cached blocks are
+ * released first). The limit is the machine's memory (physical memory, or
+ * the cgroup's limit when lower) unless set; keel run --max-memory sets it. */
+int64_t keel_rt_machine_memory(void);
+int64_t keel_rt_memory_limit(void);
+void keel_rt_set_memory_limit(int64_t bytes);
+/* Frees the blocks kept for reuse (at the end of a program). */
+void keel_rt_release_memory(void);
 /* The data of argument `argument` (0-based; parameters, then results) of
  * tensor function `function`, after checking its descriptor against the
  * static type the function was compiled for: `expected` holds dtype, rank,
@@ -51,9 +60,21 @@ void keel_rt_free(void *data);
  * null descriptor) stops the program, naming both types. */
 void *keel_rt_buffer_data(const struct KeelBuffer *buffer, const int64_t *expected, int32_t argument,
                           const char *function);
-/* An index outside a dimension: stops the program with the location. */
+/* The stack guard. Functions compiled from source compare their frame's
+ * address with keel_rt_stack_limit on entry and call
+ * keel_rt_stack_overflow below it: "error: stack overflow (recursion too
+ * deep) in f at FILE:LINE:COL", exit status 1. keel_rt_set_stack_limit,
+ * called on the thread that will run the program, lets it use `bytes` of
+ * stack below the caller's frame (less, if the thread's stack is smaller,
+ * keeping 256 KiB for the runtime's own calls). 0: no check fails. */
+extern uint64_t keel_rt_stack_limit;
+void keel_rt_set_stack_limit(uint64_t bytes);
+void keel_rt_stack_overflow(const char *function, const char *file, int32_t line, int32_t column)
+    __attribute__((noreturn));
+/* An index outside a dimension: stops the program with the location. The
+ * index is shown as unsigned when `isUnsigned` (a u64 index past 2^63). */
 void keel_rt_index_error(int64_t index, int64_t dimension, int64_t axis, const char *file, int32_t line,
-                         int32_t column) __attribute__((noreturn));
+                         int32_t column, int8_t isUnsigned) __attribute__((noreturn));
 
 #ifdef __cplusplus
 } /* extern "C" */

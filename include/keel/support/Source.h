@@ -32,11 +32,20 @@ struct LineColumn {
   uint32_t line = 0, column = 0;
 };
 
+/// Spans hold 32-bit offsets: a source file is at most 2 GiB - 1 bytes.
+inline constexpr uint64_t kMaxSourceBytes = (uint64_t{1} << 31) - 1;
+
+/// Reads the file at `path` into `text`; false with `error` set when it
+/// cannot be opened or read, is a directory, or holds more than `limit`
+/// bytes (reading stops there, so an endless device is refused quickly).
+bool readFileBounded(const std::string &path, uint64_t limit, std::string &text, std::string &error);
+
 class SourceManager {
 public:
   /// Registers a buffer under a display name; returns its id.
   FileId add(std::string name, std::string text);
-  /// Reads a file; nullopt (and `error` set) when it cannot be read.
+  /// Reads a file; nullopt (and `error` set) when it cannot be read, is a
+  /// directory, or is longer than kMaxSourceBytes.
   std::optional<FileId> load(const std::string &path, std::string &error);
 
   std::string_view name(FileId f) const { return files_[f].name; }

@@ -22,6 +22,21 @@ std::optional<uint64_t> parseFixedHex(std::string_view text, int digits);
 /// `0x` and `value` as exactly `digits` lowercase hex digits.
 std::string formatFixedHex(uint64_t value, int digits);
 
+/// The length of the well-formed UTF-8 sequence starting at text[i] (1 to 4),
+/// or 0 when the bytes there are not one (a stray continuation byte, an
+/// overlong form, a surrogate, a code point past U+10FFFF, a cut sequence).
+size_t utf8Length(std::string_view text, size_t i);
+
+/// The code point of the well-formed sequence at text[i].
+uint32_t utf8CodePoint(std::string_view text, size_t i);
+
+/// `text` with each byte that is not part of well-formed UTF-8 replaced by
+/// U+FFFD, so that terminals and JSON readers get valid text.
+std::string validUtf8(std::string_view text);
+
+/// Columns on a terminal: one per code point (and per invalid byte).
+size_t displayWidth(std::string_view text);
+
 /// Removes leading and trailing spaces, tabs and carriage returns.
 std::string_view trim(std::string_view text);
 

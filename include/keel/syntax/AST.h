@@ -29,6 +29,7 @@ struct Dim {
   int64_t value = 0;             ///< Int
   std::string name;              ///< Name
   std::unique_ptr<Dim> lhs, rhs; ///< the operators
+  uint32_t height = 1;           ///< nodes on the longest path down (bounded by the parser)
 };
 
 /// `f16`, `int`, or `Tensor<bf16, [B, S, D]>`. Names are not resolved here.
@@ -68,6 +69,9 @@ enum class ExprKind { Int, Float, Bool, String, Name, Unary, Binary, Cast, Call,
 
 struct Expr : Node<ExprKind> {
   using Node::Node;
+  /// Nodes on the longest path from here to a leaf. The parser bounds it
+  /// (kMaxExpressionHeight), so every pass may recurse over expressions.
+  uint32_t height = 1;
 };
 using ExprPtr = std::unique_ptr<Expr>;
 

@@ -23,6 +23,8 @@ namespace keel {
   X(E0010, "a token where the grammar expects something else")                  \
   X(E0011, "a construct of full Sailfin that Keel does not support")            \
   X(E0012, "an assignment to something that is not a variable")               \
+  X(E0013, "brackets, blocks or prefix operators nested deeper than the limit") \
+  X(E0014, "an expression or `else if` chain longer than the limit")           \
   /* Names, types, statements. */                                             \
   X(E0100, "a name that is not defined here")                                   \
   X(E0101, "a function or test defined twice, or a built-in redefined")         \
