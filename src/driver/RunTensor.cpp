@@ -27,13 +27,10 @@
 #include "keel/syntax/Parser.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <unistd.h>
 
 namespace keel::driver {
 
@@ -91,33 +88,6 @@ std::string bytesText(uint64_t bytes) {
     s += buf;
   }
   return s;
-}
-
-/// Writes every result, or none: each goes to a temporary file beside its
-/// destination first, and only when all are written are they renamed.
-bool writeAll(const std::vector<std::string> &paths, const std::vector<rt::Tensor> &tensors, std::string &error) {
-  std::vector<std::string> temps;
-  auto removeAll = [&](const std::vector<std::string> &files) {
-    for (const std::string &f : files)
-      std::remove(f.c_str());
-  };
-  for (size_t i = 0; i < paths.size(); ++i) {
-    std::string temp = paths[i] + ".tmp." + std::to_string(getpid());
-    if (!rt::writeNpy(temp, tensors[i], error)) {
-      removeAll(temps);
-      error = "cannot write '" + paths[i] + "'";
-      return false;
-    }
-    temps.push_back(temp);
-  }
-  for (size_t i = 0; i < paths.size(); ++i)
-    if (std::rename(temps[i].c_str(), paths[i].c_str()) != 0) {
-      error = "cannot write '" + paths[i] + "': " + std::strerror(errno);
-      removeAll(std::vector<std::string>(temps.begin() + static_cast<std::ptrdiff_t>(i), temps.end()));
-      removeAll(std::vector<std::string>(paths.begin(), paths.begin() + static_cast<std::ptrdiff_t>(i)));
-      return false;
-    }
-  return true;
 }
 
 /// A tensor of `t`'s dtype and shape (row-major) holding `encodings`.
@@ -264,11 +234,7 @@ int runTensorEntry(const TensorRunOptions &o) {
                   "most " + std::to_string(KEEL_MAX_RANK) + " dimensions");
   // Every tensor the host holds, against the memory limit, before any is made.
   uint64_t limit = static_cast<uint64_t>(keel_rt_memory_limit()), hostBytes = 0;
-  for (size_t i = 0; i <= f->params.size() + f->resultTypes.size(); ++i) {
-    if (i == f->params.size() + f->resultTypes.size()) {
-      keel_rt_set_memory_limit(static_cast<int64_t>(limit - hostBytes)); // what compiled code may hold
-      break;
-    }
+  for (size_t i = 0; i < f->params.size() + f->resultTypes.size(); ++i) {
     bool param = i < f->params.size();
     const ir::TensorType &t = param ? f->valueTypes[f->params[i]] : f->resultTypes[i - f->params.size()];
     std::string what = param ? "argument `" + names[i] + "`" : "result " + std::to_string(i - f->params.size());
@@ -291,6 +257,7 @@ int runTensorEntry(const TensorRunOptions &o) {
     }
     hostBytes += *bytes;
   }
+  keel_rt_set_memory_limit(static_cast<int64_t>(limit - hostBytes)); // what compiled code may hold
   std::vector<rt::Tensor> inputs(f->params.size());
   for (Argument &a : args) {
     size_t i = static_cast<size_t>(std::find(names.begin(), names.end(), a.name) - names.begin());
@@ -360,8 +327,8 @@ int runTensorEntry(const TensorRunOptions &o) {
                  ms[ms.size() / 2], o.repeat);
   }
 
+  keel_rt_release_memory();
   if (o.outDir.empty()) {
-    keel_rt_release_memory();
     for (rt::Tensor &t : outputs) {
       KeelBuffer b = t.view();
       keel_rt_print_tensor(&b);
@@ -370,15 +337,17 @@ int runTensorEntry(const TensorRunOptions &o) {
     std::fflush(stdout);
     return 0;
   }
-  keel_rt_release_memory();
   std::error_code ec;
   std::filesystem::create_directories(o.outDir, ec);
   if (ec)
     return fail("--out " + o.outDir + ": " + ec.message());
   std::vector<std::string> paths;
-  for (size_t i = 0; i < outputs.size(); ++i)
+  std::vector<const rt::Tensor *> results;
+  for (size_t i = 0; i < outputs.size(); ++i) {
     paths.push_back(o.outDir + "/" + o.entry + (outputs.size() == 1 ? "" : "." + std::to_string(i)) + ".npy");
-  if (!writeAll(paths, outputs, error))
+    results.push_back(&outputs[i]);
+  }
+  if (!rt::writeNpyFiles(paths, results, error))
     return fail(error + "; no result was written");
   for (size_t i = 0; i < outputs.size(); ++i)
     std::printf("%s: %s\n", paths[i].c_str(), ir::typeText(f->resultTypes[i]).c_str());

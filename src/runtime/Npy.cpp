@@ -9,10 +9,10 @@
 #include "keel/runtime/Npy.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstring>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <sys/stat.h>
@@ -424,14 +424,12 @@ std::optional<NpyHeader> parseNpyHeader(std::string_view bytes, std::string &err
   return h;
 }
 
-/// The tensor of `h` with `data` (exactly h.dataBytes): byte order fixed,
-/// every element checked.
-std::optional<Tensor> withData(NpyHeader h, std::string_view data, std::string &error) {
+/// The tensor of `h`, whose data (h.dataBytes of it) is in place: byte
+/// order fixed, every element checked.
+std::optional<Tensor> withData(NpyHeader h, std::string &error) {
   Tensor t = std::move(h.tensor);
   size_t size = keel_dtype_size(t.dtype);
-  bool bigEndian = h.bigEndian;
-  t.data.assign(data.begin(), data.end());
-  if (bigEndian && size > 1)
+  if (h.bigEndian && size > 1)
     for (size_t i = 0; i < t.data.size(); i += size)
       std::reverse(t.data.begin() + static_cast<std::ptrdiff_t>(i), t.data.begin() + static_cast<std::ptrdiff_t>(i + size));
   // Values that are not encodings of the element type.
@@ -465,7 +463,9 @@ std::optional<Tensor> parseNpy(std::string_view bytes, std::string &error) {
     error = dataSizeError(present, h->dataBytes);
     return std::nullopt;
   }
-  return withData(std::move(*h), bytes.substr(h->dataStart), error);
+  std::string_view data = bytes.substr(h->dataStart);
+  h->tensor.data.assign(data.begin(), data.end());
+  return withData(std::move(*h), error);
 }
 
 std::string formatNpy(const Tensor &t) {
@@ -540,7 +540,8 @@ std::optional<Tensor> readNpyFile(const std::string &path, std::string &error, u
     error = dataSizeError(size > h->dataStart ? size - h->dataStart : 0, h->dataBytes);
     return std::nullopt;
   }
-  std::string data(static_cast<size_t>(h->dataBytes), '\0');
+  std::vector<uint8_t> &data = h->tensor.data; // read in place: no second copy of a large file
+  data.resize(static_cast<size_t>(h->dataBytes));
   size_t n = std::fread(data.data(), 1, data.size(), f.get());
   char extra;
   if (n != data.size()) {
@@ -551,7 +552,7 @@ std::optional<Tensor> readNpyFile(const std::string &path, std::string &error, u
     error = "extra bytes after the data";
     return std::nullopt;
   }
-  return withData(std::move(*h), data, error);
+  return withData(std::move(*h), error);
 }
 
 } // namespace
@@ -570,24 +571,37 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
-bool writeNpy(const std::string &path, const Tensor &t, std::string &error) {
-  std::string temp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    std::string bytes = formatNpy(t);
+bool writeNpyFiles(const std::vector<std::string> &paths, const std::vector<const Tensor *> &tensors,
+                   std::string &error) {
+  std::vector<std::string> temps;
+  auto removeAll = [](auto begin, auto end) {
+    for (auto it = begin; it != end; ++it)
+      std::remove(it->c_str());
+  };
+  for (size_t i = 0; i < paths.size(); ++i) {
+    temps.push_back(paths[i] + ".tmp." + std::to_string(getpid()));
+    std::ofstream out(temps.back(), std::ios::binary | std::ios::trunc);
+    std::string bytes = formatNpy(*tensors[i]);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close(); // a full disk shows here
     if (!out) {
-      std::remove(temp.c_str());
-      error = "cannot write '" + path + "'";
+      removeAll(temps.begin(), temps.end());
+      error = "cannot write '" + paths[i] + "'";
       return false;
     }
   }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::remove(temp.c_str());
-    error = "cannot write '" + path + "'";
-    return false;
-  }
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (std::rename(temps[i].c_str(), paths[i].c_str()) != 0) {
+      error = "cannot write '" + paths[i] + "': " + std::strerror(errno);
+      removeAll(temps.begin() + static_cast<std::ptrdiff_t>(i), temps.end());
+      removeAll(paths.begin(), paths.begin() + static_cast<std::ptrdiff_t>(i));
+      return false;
+    }
   return true;
+}
+
+bool writeNpy(const std::string &path, const Tensor &t, std::string &error) {
+  return writeNpyFiles({path}, {&t}, error);
 }
 
 } // namespace keel::rt

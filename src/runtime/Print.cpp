@@ -137,13 +137,18 @@ size_t liveBytes = 0; ///< every block from the system, in use or cached
 int64_t memoryLimit = -1; ///< -1: not yet read from the machine
 size_t &capacityOf(void *data) { return *reinterpret_cast<size_t *>(static_cast<char *>(data) - kHeader); }
 
+/// Returns the oldest cached block to the system.
+void releaseOldest() {
+  std::vector<Block> &blocks = cache();
+  cachedBytes -= blocks.front().capacity;
+  liveBytes -= blocks.front().capacity + kHeader;
+  std::free(static_cast<char *>(blocks.front().data) - kHeader);
+  blocks.erase(blocks.begin());
+}
+
 void releaseCache() {
-  for (const Block &b : cache()) {
-    liveBytes -= b.capacity + kHeader;
-    std::free(static_cast<char *>(b.data) - kHeader);
-  }
-  cache().clear();
-  cachedBytes = 0;
+  while (!cache().empty())
+    releaseOldest();
 }
 
 /// A number from a file such as /sys/fs/cgroup/memory.max; nullopt for
@@ -282,12 +287,8 @@ void keel_rt_free(void *data) {
   std::vector<Block> &blocks = cache();
   blocks.push_back({data, capacityOf(data)});
   cachedBytes += blocks.back().capacity;
-  while (blocks.size() > kCacheBlocks || cachedBytes > kCacheBytes) { // the oldest go back
-    cachedBytes -= blocks.front().capacity;
-    liveBytes -= blocks.front().capacity + kHeader;
-    std::free(static_cast<char *>(blocks.front().data) - kHeader);
-    blocks.erase(blocks.begin());
-  }
+  while (blocks.size() > kCacheBlocks || cachedBytes > kCacheBytes) // the oldest go back
+    releaseOldest();
 }
 
 void keel_rt_index_error(int64_t index, int64_t dimension, int64_t axis, const char *file, int32_t line,

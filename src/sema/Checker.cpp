@@ -66,38 +66,6 @@ void collectDimNames(const syntax::Dim &d, std::vector<std::pair<std::string, Sp
     collectDimNames(*d.rhs, out);
 }
 
-/// Whether `e` is built of number literals and arithmetic alone. Memoized in
-/// `memo`: the checker asks at every node of a chain, so without it a chain
-/// of n literals would cost n^2.
-bool isLiteralTree(const Expr &e, std::unordered_map<const Expr *, bool> &memo) {
-  switch (e.kind) {
-  case ExprKind::Int:
-  case ExprKind::Float:
-    return true;
-  case ExprKind::Unary:
-  case ExprKind::Binary: break;
-  default:
-    return false;
-  }
-  if (auto it = memo.find(&e); it != memo.end())
-    return it->second;
-  bool literal = false;
-  if (auto *u = e.as<UnaryExpr>())
-    literal = u->op == Tok::Minus && isLiteralTree(*u->operand, memo);
-  else {
-    auto &b = *e.as<BinaryExpr>();
-    switch (b.op) {
-    case Tok::Plus: case Tok::Minus: case Tok::Star: case Tok::Slash: case Tok::Percent:
-      literal = isLiteralTree(*b.rhs, memo) && isLiteralTree(*b.lhs, memo);
-      break;
-    default:
-      break;
-    }
-  }
-  memo[&e] = literal;
-  return literal;
-}
-
 bool isArithmetic(Tok op) {
   return op == Tok::Plus || op == Tok::Minus || op == Tok::Star || op == Tok::Slash ||
          op == Tok::Percent;
@@ -106,6 +74,35 @@ bool isComparison(Tok op) {
   return op == Tok::EqEq || op == Tok::NotEq || op == Tok::Less || op == Tok::LessEq ||
          op == Tok::Greater || op == Tok::GreaterEq;
 }
+
+/// Whether `e` is built of number literals and arithmetic alone. Memoized in
+/// `memo`: the checker asks at every node of a chain, so without it a chain
+/// of n literals would cost n^2.
+bool isLiteralTree(const Expr &e, std::unordered_map<const Expr *, bool> &memo) {
+  switch (e.kind) {
+  case ExprKind::Int:
+  case ExprKind::Float:
+    return true;
+  case ExprKind::Bool: case ExprKind::String: case ExprKind::Name: case ExprKind::Cast: case ExprKind::Call:
+  case ExprKind::Index: case ExprKind::Array:
+    return false;
+  case ExprKind::Unary:
+  case ExprKind::Binary:
+    break;
+  }
+  if (auto it = memo.find(&e); it != memo.end())
+    return it->second;
+  bool literal;
+  if (auto *u = e.as<UnaryExpr>())
+    literal = u->op == Tok::Minus && isLiteralTree(*u->operand, memo);
+  else {
+    auto &b = *e.as<BinaryExpr>();
+    literal = isArithmetic(b.op) && isLiteralTree(*b.rhs, memo) && isLiteralTree(*b.lhs, memo);
+  }
+  memo[&e] = literal;
+  return literal;
+}
+
 
 /// The built-in functions of ../shared/spec/README.md §2.
 enum class Builtin {

@@ -121,7 +121,7 @@ void appendJsonString(std::string &out, std::string_view text) {
         std::snprintf(buf, sizeof buf, "\\u%04x", c);
         out += buf;
       } else {
-        out += static_cast<char>(c); // s is valid UTF-8 (below)
+        out += static_cast<char>(c); // `valid` is well-formed UTF-8
       }
     }
   }

@@ -12,6 +12,7 @@
 #include "keel/syntax/Lexer.h"
 
 #include <charconv>
+#include <utility>
 
 namespace keel::syntax {
 namespace {
@@ -120,20 +121,14 @@ private:
   /// At an opening bracket, skips to just past its matching closing one
   /// (or to the end of the file).
   void skipGroup() {
-    auto opens = [](Tok k) { return k == Tok::LParen || k == Tok::LBracket || k == Tok::LBrace; };
-    auto closes = [](Tok k) { return k == Tok::RParen || k == Tok::RBracket || k == Tok::RBrace; };
-    if (!opens(cur().kind))
+    if (!at(Tok::LParen) && !at(Tok::LBracket) && !at(Tok::LBrace))
       return;
-    size_t depth = 0;
-    do {
-      Tok k = take().kind;
-      depth += opens(k) ? 1 : 0;
-      depth -= closes(k) ? 1 : 0;
-    } while (depth > 0 && !at(Tok::Eof));
+    bool opening = true; // the bracket itself; the first token outside the group stops
+    skipBalanced(~size_t{0}, [&](Tok) { return std::exchange(opening, false) ? Stop::No : Stop::Here; });
   }
 
-  /// Sets `height` from the children's; past kMaxExpressionHeight, E0014
-  /// at `at` (the operator that made the chain too long).
+  /// Past kMaxExpressionHeight, E0014 at `at` (the operator that made the
+  /// expression too deep).
   void checkHeight(uint32_t height, Span at) {
     if (height <= kMaxExpressionHeight)
       return;
@@ -144,19 +139,27 @@ private:
     lastErrorToken_ = pos_;
     throw Bail{};
   }
+  /// Sets a new node's height from its children's, then checks it.
   template <typename T> std::unique_ptr<T> sealed(std::unique_ptr<T> e, Span at) {
     uint32_t below = 0;
     auto see = [&](const Expr *child) {
       if (child)
         below = std::max(below, child->height);
     };
-    if (auto *u = e->template as<UnaryExpr>()) see(u->operand.get());
-    if (auto *b = e->template as<BinaryExpr>()) { see(b->lhs.get()); see(b->rhs.get()); }
-    if (auto *c = e->template as<CastExpr>()) see(c->operand.get());
-    if (auto *c = e->template as<CallExpr>()) for (const Arg &a : c->args) see(a.value.get());
-    if (auto *i = e->template as<IndexExpr>()) { see(i->base.get()); for (const ExprPtr &x : i->indices) see(x.get()); }
-    if (auto *a = e->template as<ArrayExpr>()) for (const ExprPtr &x : a->elements) see(x.get());
-    if (auto *str = e->template as<StringExpr>()) for (const StringPart &part : str->parts) see(part.expr.get());
+    const Expr &n = *e;
+    switch (n.kind) {
+    case ExprKind::Int: case ExprKind::Float: case ExprKind::Bool: case ExprKind::Name: break;
+    case ExprKind::Unary: see(n.as<UnaryExpr>()->operand.get()); break;
+    case ExprKind::Binary: see(n.as<BinaryExpr>()->lhs.get()); see(n.as<BinaryExpr>()->rhs.get()); break;
+    case ExprKind::Cast: see(n.as<CastExpr>()->operand.get()); break;
+    case ExprKind::Call: for (const Arg &a : n.as<CallExpr>()->args) see(a.value.get()); break;
+    case ExprKind::Index:
+      see(n.as<IndexExpr>()->base.get());
+      for (const ExprPtr &x : n.as<IndexExpr>()->indices) see(x.get());
+      break;
+    case ExprKind::Array: for (const ExprPtr &x : n.as<ArrayExpr>()->elements) see(x.get()); break;
+    case ExprKind::String: for (const StringPart &part : n.as<StringExpr>()->parts) see(part.expr.get()); break;
+    }
     e->height = below + 1;
     checkHeight(e->height, at);
     return e;
@@ -360,9 +363,7 @@ private:
     auto lhs = parseDimTerm();
     while (at(Tok::Plus) || at(Tok::Minus)) {
       Dim::Kind k = take().kind == Tok::Plus ? Dim::Kind::Add : Dim::Kind::Sub;
-      Span op = cur().span;
       lhs = dimBinary(k, std::move(lhs), parseDimTerm());
-      checkHeight(lhs->height, op);
     }
     return lhs;
   }
@@ -372,7 +373,6 @@ private:
       Tok op = take().kind;
       Dim::Kind k = op == Tok::Star ? Dim::Kind::Mul : op == Tok::Slash ? Dim::Kind::Div : Dim::Kind::Mod;
       lhs = dimBinary(k, std::move(lhs), parseDimFactor());
-      checkHeight(lhs->height, lhs->span);
     }
     return lhs;
   }
@@ -401,6 +401,7 @@ private:
     d->kind = k;
     d->span = l->span.to(r->span);
     d->height = std::max(l->height, r->height) + 1;
+    checkHeight(d->height, d->span);
     d->lhs = std::move(l);
     d->rhs = std::move(r);
     return d;

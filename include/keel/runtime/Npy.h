@@ -64,6 +64,11 @@ std::string formatNpy(const Tensor &t);
 /// headers over kMaxNpyHeaderBytes are refused with a message.
 std::optional<Tensor> readNpy(const std::string &path, std::string &error,
                               uint64_t maxDataBytes = UINT64_MAX);
+/// Writes each tensor to its path, all or none: each goes to a temporary
+/// file beside its destination, and only when all are written are they
+/// renamed into place; on failure nothing new is left behind.
+bool writeNpyFiles(const std::vector<std::string> &paths, const std::vector<const Tensor *> &tensors,
+                   std::string &error);
 bool writeNpy(const std::string &path, const Tensor &t, std::string &error);
 
 } // namespace keel::rt
