@@ -1,8 +1,22 @@
 #!/usr/bin/env bash
 # Sets up and builds Keel, then runs the whole test suite (every label:
-# unit, crosscheck, cli, exhaustive) with two jobs.
+# unit, crosscheck, cli, exhaustive) with two jobs. Extra arguments go to
+# ctest (`-L unit`).
+#
+#   scripts/test.sh --sanitize [CTEST-ARGS...]
+#     builds build-sanitize/ with AddressSanitizer, LeakSanitizer and
+#     UndefinedBehaviorSanitizer and runs every label but the exhaustive
+#     sweeps; any report fails the test that made it (docs/reliability.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--sanitize" ]; then
+  shift
+  bash scripts/setup.sh build-sanitize -DKEEL_SANITIZE=ON -DKEEL_BUILD_BENCHMARKS=OFF
+  export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+  cd build-sanitize
+  exec ctest -j2 --output-on-failure --timeout 1800 -LE exhaustive "$@"
+fi
 bash scripts/setup.sh
 cd build
 ctest -j2 --output-on-failure --timeout 900 "$@"

@@ -14,3 +14,7 @@ config.environment["PATH"] = os.pathsep.join(
     [config.keel_bin_dir, config.keel_test_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%python", config.system_python))
 config.substitutions.append(("%examples", os.path.join(config.keel_source_dir, "examples")))
+# The sanitizer suite's settings reach the commands the tests run.
+for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]

@@ -202,7 +202,6 @@ int runRun(const std::vector<std::string_view> &args) {
     return 70;
   std::string error;
   std::optional<int64_t> status = program->run("main", error);
-  keel_rt_release_memory();
   std::fflush(stdout);
   if (!status) {
     std::fprintf(stderr, "keel run: error: %s\n", error.c_str());

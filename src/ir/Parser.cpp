@@ -38,13 +38,12 @@ struct Tok {
 class IrParser {
 public:
   IrParser(const SourceManager &sources, FileId file, DiagnosticEngine &diags)
-      : sources_(sources), file_(file), diags_(diags), text_(sources.text(file)) {
-    advance();
-  }
+      : sources_(sources), file_(file), diags_(diags), text_(sources.text(file)) {}
 
   std::optional<Module> run() {
     Module m;
     try {
+      advance(); // the first token may already be malformed (an unterminated string)
       while (cur_.kind != T::End)
         m.functions.push_back(function());
     } catch (const ParseError &) {

@@ -128,9 +128,18 @@ struct Block {
   void *data;
   size_t capacity;
 };
+/// The cached blocks; what is still cached when the program ends goes back
+/// to the system then (so that LeakSanitizer sees no tensor memory left).
 std::vector<Block> &cache() {
-  static std::vector<Block> blocks;
-  return blocks;
+  struct Cache {
+    std::vector<Block> blocks;
+    ~Cache() {
+      for (const Block &b : blocks)
+        std::free(static_cast<char *>(b.data) - kHeader);
+    }
+  };
+  static Cache cached;
+  return cached.blocks;
 }
 size_t cachedBytes = 0;
 size_t liveBytes = 0; ///< every block from the system, in use or cached

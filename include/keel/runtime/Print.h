@@ -51,7 +51,8 @@ void keel_rt_free(void *data);
 int64_t keel_rt_machine_memory(void);
 int64_t keel_rt_memory_limit(void);
 void keel_rt_set_memory_limit(int64_t bytes);
-/* Frees the blocks kept for reuse (at the end of a program). */
+/* Frees the blocks kept for reuse now (the host does before it writes
+ * results); what is still kept when the process ends is freed then. */
 void keel_rt_release_memory(void);
 /* The data of argument `argument` (0-based; parameters, then results) of
  * tensor function `function`, after checking its descriptor against the
