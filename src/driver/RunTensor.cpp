@@ -62,16 +62,6 @@ std::optional<uint64_t> randomSeed(const std::string &spec) {
 
 using rt::shapeText;
 
-/// The bytes of a tensor of type `t`; nullopt when they do not fit in 64 bits.
-std::optional<uint64_t> bytesOf(const ir::TensorType &t) {
-  std::optional<int64_t> count = t.elementCount();
-  int64_t bytes = 0;
-  if (!count || __builtin_mul_overflow(*count, static_cast<int64_t>(keel_dtype_size(static_cast<KeelDType>(t.dtype))),
-                                       &bytes))
-    return std::nullopt;
-  return static_cast<uint64_t>(bytes);
-}
-
 /// `1234567890 bytes (1.1 GiB)`
 std::string bytesText(uint64_t bytes) {
   std::string s = std::to_string(bytes) + " bytes";
@@ -90,10 +80,17 @@ std::string bytesText(uint64_t bytes) {
   return s;
 }
 
-/// A tensor of `t`'s dtype and shape (row-major) holding `encodings`.
-rt::Tensor fromEncodings(const ir::TensorType &t, const std::vector<uint64_t> &encodings) {
+/// `random:SEED` for a tensor of `t`'s dtype and shape (row-major), made a
+/// million elements at a time: no more memory than the tensor's own.
+rt::Tensor randomTensor(const ir::TensorType &t, uint64_t seed) {
   rt::Tensor out = rt::Tensor::make(static_cast<KeelDType>(t.dtype), t.shape);
-  out.data = loop::storedBytes(t.dtype, encodings);
+  constexpr int64_t kPiece = int64_t{1} << 20;
+  size_t size = keel_dtype_size(static_cast<KeelDType>(t.dtype));
+  for (int64_t first = 0, count = *t.elementCount(); first < count; first += kPiece) {
+    std::vector<uint8_t> piece =
+        loop::storedBytes(t.dtype, ir::randomEncodings(seed, std::min(kPiece, count - first), t.dtype, first));
+    std::copy(piece.begin(), piece.end(), out.data.begin() + static_cast<std::ptrdiff_t>(first * static_cast<int64_t>(size)));
+  }
   return out;
 }
 
@@ -238,24 +235,18 @@ int runTensorEntry(const TensorRunOptions &o) {
     bool param = i < f->params.size();
     const ir::TensorType &t = param ? f->valueTypes[f->params[i]] : f->resultTypes[i - f->params.size()];
     std::string what = param ? "argument `" + names[i] + "`" : "result " + std::to_string(i - f->params.size());
-    std::optional<uint64_t> bytes = bytesOf(t);
-    // A random argument is generated through 8 bytes per element.
-    bool random = param && std::any_of(args.begin(), args.end(),
-                                       [&](const Argument &a) { return a.name == names[i] && a.seed; });
-    uint64_t transient = random && bytes ? 8 * static_cast<uint64_t>(*t.elementCount()) : 0;
-    if (!bytes || *bytes + transient > limit - hostBytes) {
+    uint64_t bytes = static_cast<uint64_t>(*t.byteCount()); // verified IR: it has one
+    if (bytes > limit - hostBytes) {
       std::string where = f->loc.known() ? " (" + f->loc.file + ":" + std::to_string(f->loc.line) + ":" +
                                                std::to_string(f->loc.column) + ")"
                                          : "";
-      std::string need = bytes ? bytesText(*bytes) : "more than 2^63 bytes";
-      if (transient)
-        need += " and " + bytesText(transient) + " more while it is generated";
+      std::string need = bytesText(bytes);
       if (hostBytes)
         need += ", after " + bytesText(hostBytes) + " for the tensors before it";
       return fail(what + " of `" + o.entry + "`" + where + " is " + ir::typeText(t) + ": it needs " + need +
                   ", over the memory limit of " + bytesText(limit) + " (keel run --max-memory)");
     }
-    hostBytes += *bytes;
+    hostBytes += bytes;
   }
   keel_rt_set_memory_limit(static_cast<int64_t>(limit - hostBytes)); // what compiled code may hold
   std::vector<rt::Tensor> inputs(f->params.size());
@@ -263,7 +254,7 @@ int runTensorEntry(const TensorRunOptions &o) {
     size_t i = static_cast<size_t>(std::find(names.begin(), names.end(), a.name) - names.begin());
     const ir::TensorType &want = f->valueTypes[f->params[i]];
     if (a.seed) {
-      inputs[i] = fromEncodings(want, ir::randomEncodings(*a.seed, *want.elementCount(), want.dtype));
+      inputs[i] = randomTensor(want, *a.seed);
       continue;
     }
     rt::Tensor &t = *a.tensor;

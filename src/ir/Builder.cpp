@@ -70,9 +70,9 @@ std::optional<std::string> loneVariable(const sema::Dim &p) {
 
 } // namespace
 
-std::vector<uint64_t> randomEncodings(uint64_t seed, int64_t count, DType t) {
+std::vector<uint64_t> randomEncodings(uint64_t seed, int64_t count, DType t, int64_t first) {
   std::vector<uint64_t> out;
-  uint64_t state = seed;
+  uint64_t state = seed + static_cast<uint64_t>(first) * 0x9E3779B97F4A7C15ull; // SplitMix64 jumps by adding
   for (int64_t k = 0; k < count; ++k) {
     state += 0x9E3779B97F4A7C15ull;
     uint64_t z = state;
@@ -310,8 +310,9 @@ private:
       shape.push_back(*v);
     }
     TensorType out = TensorType::make(t.scalar, shape);
-    if (!out.elementCount()) {
-      diags_.error(code::E0404, at, "`" + typeText(out) + "` has more elements than int64 can count");
+    if (!out.byteCount()) {
+      diags_.error(code::E0404, at, "`" + typeText(out) + "` has more " + (out.elementCount() ? "bytes" : "elements") +
+                                        " than int64 can count");
       throw Fail{};
     }
     return out;
@@ -663,6 +664,16 @@ private:
       return constant(std::move(values), result, c.span);
     }
     if (c.callee == "random") {
+      // Its values are made here, at compile time, and become part of the
+      // program: bounded, so that a large request is an error, not an
+      // exhausted machine.
+      if (*result.elementCount() > kMaxRandomElements) {
+        diags_.error(code::E0404, c.span,
+                     "`random` would make " + std::to_string(*result.elementCount()) +
+                         " values at compile time; a constant holds at most " + std::to_string(kMaxRandomElements))
+            .note("large random inputs belong at run time: `keel run --entry F --arg x=random:SEED`");
+        throw Fail{};
+      }
       const Expr *seed = named(c, "seed");
       return constant(randomEncodings(seed ? static_cast<uint64_t>(intOf(*seed)) : 0,
                                    result.elementCount().value_or(0), result.dtype),

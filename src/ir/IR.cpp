@@ -77,6 +77,14 @@ std::optional<int64_t> TensorType::elementCount() const {
   return n;
 }
 
+std::optional<int64_t> TensorType::byteCount() const {
+  std::optional<int64_t> n = elementCount();
+  int64_t bytes = 0;
+  if (!n || __builtin_mul_overflow(*n, int64_t{(elementBits(dtype) + 7) / 8}, &bytes))
+    return std::nullopt;
+  return bytes;
+}
+
 std::string typeText(const TensorType &t) {
   std::string s = std::string(dtypeName(t.dtype)) + "[";
   for (size_t i = 0; i < t.shape.size(); ++i)

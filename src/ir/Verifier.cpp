@@ -58,6 +58,10 @@ private:
       error(op, what + " " + typeText(t) + " has more elements than int64 can count");
       return false;
     }
+    if (!t.byteCount()) { // every later stage addresses the tensor's bytes with int64
+      error(op, what + " " + typeText(t) + " has more bytes than int64 can count");
+      return false;
+    }
     std::vector<int64_t> sorted = t.minorToMajor;
     std::sort(sorted.begin(), sorted.end());
     bool permutation = sorted.size() == t.rank();

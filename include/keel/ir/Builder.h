@@ -52,8 +52,13 @@ bool bindFromShapes(const sema::CheckedProgram &checked, const std::string &entr
 /// `random(..., seed: s)`'s elements: SplitMix64 from the seed; element k
 /// takes the k-th output's top 24 bits as a multiple of 2^-24 in [0, 1),
 /// exact in every float type with 24 or more bits and rounded once (to
-/// nearest even) otherwise; integer types take its lowest bit.
-std::vector<uint64_t> randomEncodings(uint64_t seed, int64_t count, DType t);
+/// nearest even) otherwise; integer types take its lowest bit. `first`
+/// starts at element `first`, so that a large tensor can be made in pieces.
+std::vector<uint64_t> randomEncodings(uint64_t seed, int64_t count, DType t, int64_t first = 0);
+
+/// The most elements `random(...)` in source may make: its values are built
+/// at compile time into the program (E0404 above it).
+inline constexpr int64_t kMaxRandomElements = int64_t{1} << 24;
 
 std::optional<Module> build(const SourceManager &sources, const syntax::Program &program,
                             const sema::CheckedProgram &checked, const BuildRequest &request,

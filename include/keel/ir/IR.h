@@ -59,6 +59,9 @@ struct TensorType {
   bool hasDefaultLayout() const { return minorToMajor == rowMajor(rank()); }
   /// Number of elements, or nullopt when it overflows int64.
   std::optional<int64_t> elementCount() const;
+  /// Bytes of its elements in memory (i4 and pred take a byte each), or
+  /// nullopt when they overflow int64; the verifier requires a count.
+  std::optional<int64_t> byteCount() const;
   bool operator==(const TensorType &o) const = default;
 };
 
