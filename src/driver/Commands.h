@@ -11,6 +11,7 @@
 #include "Output.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <string_view>
@@ -45,7 +46,8 @@ struct TensorRunOptions {
 int runTensorEntry(const TensorRunOptions &options);
 
 /// `keel fp ...`: the numerics library at the command line.
-int runFp(const std::vector<std::string_view> &args);
+/// Messages go to `errors` (stderr; the fuzz target passes a sink).
+int runFp(const std::vector<std::string_view> &args, std::FILE *errors = stderr);
 
 } // namespace keel::driver
 

@@ -293,9 +293,9 @@ int showCmd(const std::vector<std::string_view> &args) {
 
 } // namespace
 
-int runFp(const std::vector<std::string_view> &args) {
+int runFp(const std::vector<std::string_view> &args, std::FILE *errors) {
   if (args.empty()) {
-    std::fputs(kUsage.data(), stderr);
+    std::fputs(kUsage.data(), errors);
     return 2;
   }
   if (args[0] == "--help" || args[0] == "-h") {
@@ -313,7 +313,7 @@ int runFp(const std::vector<std::string_view> &args) {
                      "'; expected encode, decode, convert, arith, table or show"};
   } catch (const UsageError &e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "keel fp: error: %s\n", e.message.c_str());
+    std::fprintf(errors, "keel fp: error: %s\n", e.message.c_str());
     return 2;
   }
 }
