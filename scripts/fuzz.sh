@@ -28,7 +28,10 @@ mkdir -p build-fuzz/crashes
 for t in "${targets[@]}"; do
   mkdir -p "build-fuzz/corpus/$t"
   echo "== fuzz_$t for ${seconds}s"
+  # Under CI the progress lines (NEW, REDUCE) are left out of the log;
+  # reports and the final statistics stay.
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "build-fuzz/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
-    -artifact_prefix=build-fuzz/crashes/ "$@" "build-fuzz/corpus/$t" "fuzz/corpus/$t"
+    -artifact_prefix=build-fuzz/crashes/ "$@" "build-fuzz/corpus/$t" "fuzz/corpus/$t" 2>&1 |
+    if [ -n "${CI:-}" ]; then grep -v -E '^#[0-9]+[[:space:]]+(NEW|REDUCE) ' || true; else cat; fi
 done
