@@ -22,8 +22,9 @@
 #include "Commands.h"
 #include "Output.h"
 
+#include "keel/pipeline/Pipeline.h"
+#include "keel/sema/Solver.h"
 #include "keel/support/Diagnostics.h"
-#include "keel/sema/Checker.h"
 #include "keel/syntax/Parser.h"
 
 #include <algorithm>
@@ -232,6 +233,7 @@ int runCheck(const std::vector<std::string_view> &args) {
   }
   SourceManager sources;
   sema::ShapeSolver solver(smtTimeoutMs);
+  output.pipeline.solver = &solver;
   auto started = std::chrono::steady_clock::now();
   bool anyErrors = false, allVerified = true;
   for (const std::string &path : files) {
@@ -239,13 +241,13 @@ int runCheck(const std::vector<std::string_view> &args) {
     if (!file)
       return 2;
     DiagnosticEngine diags(sources);
-    syntax::Program program = syntax::parse(sources, *file, diags, output.limits);
-    // Type checking runs on a tree without syntax errors only: a tree the
-    // parser had to repair would give follow-on errors.
-    if (diags.errorCount() == 0)
-      sema::check(sources, program, diags, solver);
+    pipeline::Checked source;
+    {
+      pipeline::Compilation c(sources, diags, output.pipeline);
+      source = pipeline::frontEnd(c, *file);
+    }
     if (dumpAst)
-      std::fputs(syntax::dumpAst(sources, program).c_str(), stdout);
+      std::fputs(syntax::dumpAst(sources, source.program).c_str(), stdout);
     if (verifyMode) {
       allVerified &= verify(sources, *file, diags);
       continue;

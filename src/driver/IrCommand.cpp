@@ -1,20 +1,18 @@
 //===- IrCommand.cpp - `keel ir`: the tensor IR of an instantiation ------===//
 //
 //   keel ir FILE --entry F [--bind B=2,S=8]... [--locations] [--json] [--color WHEN]
+//           [--print-after=STEP] [--print-after-all] [--time-passes]
 //
-// Checks FILE, instantiates F at the bound sizes, verifies the IR and prints
-// it. A verifier failure here is Keel's bug: it is reported as an internal
-// compiler error with the IR around the failing operation.
+// Checks FILE, instantiates F at the bound sizes and runs the tensor IR
+// passes (pipeline::runPasses), then prints the IR. A verifier failure here
+// is Keel's bug: an internal compiler error naming the step, with its IR.
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 #include "Output.h"
 
-#include "keel/ir/Builder.h"
 #include "keel/ir/Text.h"
-#include "keel/ir/Verifier.h"
-#include "keel/sema/Checker.h"
-#include "keel/syntax/Parser.h"
+#include "keel/pipeline/Pipeline.h"
 
 #include <cstdio>
 #include <string>
@@ -23,9 +21,10 @@ namespace keel::driver {
 
 int runIr(const std::vector<std::string_view> &args) {
   constexpr std::string_view kUsage =
-      "usage: keel ir FILE --entry F [--bind NAME=SIZE,...]... [--locations] [--json] [--color WHEN]\n";
+      "usage: keel ir FILE --entry F [--bind NAME=SIZE,...]... [--locations] [--json] [--color WHEN]\n"
+      "               [--print-after=STEP] [--print-after-all] [--time-passes]\n";
   ir::PrintOptions options;
-  ir::BuildRequest request;
+  instantiate::BuildRequest request;
   OutputOptions output;
   std::string path;
   auto usage = [&](const std::string &message) {
@@ -49,7 +48,7 @@ int runIr(const std::vector<std::string_view> &args) {
     else if (a == "--entry") request.entry = std::string(args[++i]);
     else if (a == "--bind") {
       std::string error;
-      auto bindings = ir::parseBindings(args[++i], error);
+      auto bindings = instantiate::parseBindings(args[++i], error);
       if (!bindings)
         return usage("--bind " + error);
       for (const auto &[name, value] : *bindings)
@@ -66,30 +65,18 @@ int runIr(const std::vector<std::string_view> &args) {
   if (!file)
     return 2;
   DiagnosticEngine diags(sources);
-  syntax::Program program = syntax::parse(sources, *file, diags, output.limits);
-  sema::CheckedProgram checked;
-  if (diags.errorCount() == 0)
-    checked = sema::check(sources, program, diags);
-  if (diags.errorCount() > 0) {
-    report(sources, diags, output);
-    return 1;
+  std::optional<ir::Module> module;
+  {
+    pipeline::Compilation c(sources, diags, output.pipeline);
+    pipeline::Checked source = pipeline::frontEnd(c, *file);
+    if (source.ok)
+      module = pipeline::instantiateEntry(c, source, request);
+    if (module && !pipeline::runPasses(c, *module))
+      module.reset();
   }
-  std::optional<ir::Module> module = ir::build(sources, program, checked, request, diags);
-  if (!module) {
-    report(sources, diags, output);
+  report(sources, diags, output); // errors, or warnings
+  if (!module || diags.errorCount() > 0)
     return 1;
-  }
-  std::vector<ir::VerifierError> problems = ir::verify(*module);
-  if (!problems.empty()) {
-    for (const ir::VerifierError &e : problems) {
-      Diagnostic &d = diags.internalError(Span{}, "the IR built for `" + request.entry + "` fails verification: " + e.message);
-      if (e.function)
-        d.note("in this IR:\n" + ir::print(*e.function, {true}));
-    }
-    report(sources, diags, output);
-    return 1;
-  }
-  report(sources, diags, output); // warnings
   std::fputs(ir::print(*module, options).c_str(), stdout);
   return 0;
 }

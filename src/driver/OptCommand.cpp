@@ -1,18 +1,18 @@
 //===- OptCommand.cpp - `keel opt`: parse, verify and print tensor IR ----===//
 //
-//   keel opt [--locations] [--json] [--color WHEN] IRFILE
+//   keel opt [--locations] [--json] [--color WHEN] [--print-after=STEP]
+//            [--print-after-all] [--time-passes] IRFILE
 //
-// Reads tensor IR text, verifies it, and prints it back in canonical form
-// (later issues add passes between verifying and printing). Exit status: 0
-// valid, 1 malformed or invalid IR, 2 usage.
+// Reads tensor IR text, verifies it, runs the tensor IR passes
+// (pipeline::runPasses) and prints the module in canonical form. Exit
+// status: 0 valid, 1 malformed or invalid IR (or an internal error), 2 usage.
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 #include "Output.h"
 
 #include "keel/ir/Text.h"
-#include "keel/ir/Verifier.h"
-#include "keel/syntax/Codes.h"
+#include "keel/pipeline/Pipeline.h"
 
 #include <cstdio>
 #include <string>
@@ -20,7 +20,9 @@
 namespace keel::driver {
 
 int runOpt(const std::vector<std::string_view> &args) {
-  constexpr std::string_view kUsage = "usage: keel opt [--locations] [--json] [--color auto|always|never] IRFILE\n";
+  constexpr std::string_view kUsage =
+      "usage: keel opt [--locations] [--json] [--color auto|always|never] [--print-after=STEP]\n"
+      "                [--print-after-all] [--time-passes] IRFILE\n";
   ir::PrintOptions options;
   OutputOptions output;
   std::string path;
@@ -56,13 +58,15 @@ int runOpt(const std::vector<std::string_view> &args) {
   if (!file)
     return 2;
   DiagnosticEngine diags(sources);
-  std::optional<ir::Module> module = ir::parse(sources, *file, diags);
-  if (module) {
-    for (const ir::VerifierError &e : ir::verify(*module))
-      diags.error(code::E0301, e.where(), e.message);
+  std::optional<ir::Module> module;
+  {
+    pipeline::Compilation c(sources, diags, output.pipeline);
+    module = pipeline::readIr(c, *file);
+    if (module && !pipeline::runPasses(c, *module))
+      module.reset();
   }
   report(sources, diags, output);
-  if (diags.errorCount() > 0)
+  if (!module || diags.errorCount() > 0)
     return 1;
   std::fputs(ir::print(*module, options).c_str(), stdout);
   return 0;

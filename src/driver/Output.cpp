@@ -1,9 +1,8 @@
 //===- Output.cpp ---------------------------------------------------------===//
 #include "Output.h"
 
-#include <charconv>
-
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -17,6 +16,80 @@ bool OutputOptions::useColor() const {
   return color == "auto" && isatty(STDERR_FILENO) && !std::getenv("NO_COLOR") &&
          std::string_view(term ? term : "dumb") != "dumb";
 }
+
+namespace {
+
+/// `--NAME=VALUE` or `--NAME VALUE` at args[i]: the value, advancing i past
+/// a separate one; nullopt when args[i] is not --NAME; `missing` when the
+/// value is absent.
+std::optional<std::string_view> optionValue(const std::vector<std::string_view> &args, size_t &i, std::string_view name,
+                                            bool &missing) {
+  std::string_view a = args[i];
+  missing = false;
+  if (a == name) {
+    if (i + 1 == args.size() || args[i + 1].empty()) {
+      missing = true;
+      return std::string_view();
+    }
+    return args[++i];
+  }
+  if (a.size() > name.size() && a.substr(0, name.size()) == name && a[name.size()] == '=')
+    return a.substr(name.size() + 1);
+  return std::nullopt;
+}
+
+std::string joined(const std::vector<std::string_view> &names) {
+  std::string out;
+  for (std::string_view n : names)
+    out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
+OptionResult parsePipelineOption(const std::vector<std::string_view> &args, size_t &i, pipeline::Options &options,
+                                 std::string &error) {
+  std::string_view a = args[i];
+  if (a == "--print-after-all") {
+    options.printAfterAll = true;
+    return OptionResult::Taken;
+  }
+  if (a == "--time-passes") {
+    options.timePasses = true;
+    return OptionResult::Taken;
+  }
+  bool missing = false;
+  if (auto v = optionValue(args, i, "--print-after", missing)) {
+    std::vector<std::string_view> steps = pipeline::stepNames();
+    if (missing || std::find(steps.begin(), steps.end(), *v) == steps.end()) {
+      error = "--print-after takes one of " + joined(steps) + (missing ? "" : ", not '" + std::string(*v) + "'");
+      return OptionResult::Bad;
+    }
+    options.printAfter.emplace_back(*v);
+    return OptionResult::Taken;
+  }
+  if (auto v = optionValue(args, i, "--exit", missing)) {
+    if (*v == "cpu")
+      options.exit = pipeline::Exit::Cpu;
+    else if (*v == "reference")
+      options.exit = pipeline::Exit::CpuReference;
+    else {
+      error = "--exit takes cpu (the default) or reference" + (missing ? "" : ", not '" + std::string(*v) + "'");
+      return OptionResult::Bad;
+    }
+    return OptionResult::Taken;
+  }
+  if (auto v = optionValue(args, i, "--test-pass", missing)) {
+    std::vector<std::string_view> passes = pipeline::testPassNames();
+    if (missing || std::find(passes.begin(), passes.end(), *v) == passes.end()) {
+      error = "--test-pass takes one of " + joined(passes) + (missing ? "" : ", not '" + std::string(*v) + "'");
+      return OptionResult::Bad;
+    }
+    options.testPasses.emplace_back(*v);
+    return OptionResult::Taken;
+  }
+  return OptionResult::NotMine;
+}
+
+} // namespace
 
 OptionResult parseOutputOption(const std::vector<std::string_view> &args, size_t &i, OutputOptions &options,
                                std::string &error) {
@@ -35,9 +108,11 @@ OptionResult parseOutputOption(const std::vector<std::string_view> &args, size_t
       return OptionResult::Bad;
     }
     ++i;
-    options.limits.maxNesting = n;
+    options.pipeline.limits.maxNesting = n;
     return OptionResult::Taken;
   }
+  if (OptionResult r = parsePipelineOption(args, i, options.pipeline, error); r != OptionResult::NotMine)
+    return r;
   if (a != "--color" && a.substr(0, 8) != "--color=")
     return OptionResult::NotMine;
   if (a == "--color") {

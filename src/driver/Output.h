@@ -9,7 +9,7 @@
 #define KEEL_DRIVER_OUTPUT_H
 
 #include "keel/support/Diagnostics.h"
-#include "keel/syntax/Parser.h"
+#include "keel/pipeline/Pipeline.h"
 
 #include <optional>
 #include <string>
@@ -21,15 +21,19 @@ namespace keel::driver {
 struct OutputOptions {
   bool json = false;
   std::string color = "auto";
-  syntax::ParseLimits limits; ///< --max-nesting N
+  /// --max-nesting N, --print-after[-all], --time-passes, --exit, --test-pass
+  pipeline::Options pipeline;
   /// Colour: always, or auto on a terminal without NO_COLOR or TERM=dumb.
   bool useColor() const;
 };
 
 enum class OptionResult { NotMine, Taken, Bad };
 
-/// Takes `--json`, `--color WHEN`, `--color=WHEN` or `--max-nesting N` at
-/// args[i] (advancing i past a value); Bad sets `error`.
+/// Takes `--json`, `--color WHEN`, `--color=WHEN`, `--max-nesting N` or a
+/// pipeline option (`--print-after=STEP`, `--print-after-all`,
+/// `--time-passes`, `--exit reference|cpu`, `--test-pass=NAME`; a value may
+/// also follow as the next argument) at args[i] (advancing i past a value);
+/// Bad sets `error`.
 OptionResult parseOutputOption(const std::vector<std::string_view> &args, size_t &i, OutputOptions &options,
                                std::string &error);
 

@@ -10,11 +10,9 @@
 #include "Output.h"
 
 #include "keel/codegen/Codegen.h"
-#include "keel/ir/Builder.h"
-#include "keel/loop/Lower.h"
+#include "keel/instantiate/Builder.h"
+#include "keel/pipeline/Pipeline.h"
 #include "keel/runtime/Print.h"
-#include "keel/sema/Checker.h"
-#include "keel/syntax/Parser.h"
 
 #include <cctype>
 #include <cerrno>
@@ -28,38 +26,33 @@ namespace keel::driver {
 
 namespace {
 
-/// Parses, checks and lowers FILE; prints diagnostics; nullopt on errors.
-std::optional<loop::Module> frontEnd(const std::string &command, const std::string &path, const OutputOptions &output) {
+/// What `keel run`, `keel test` and `keel emit` compile: FILE through the
+/// pipeline to loop IR and, unless only emitting, the JIT. Prints
+/// diagnostics (and --time-passes's report); null on errors.
+struct Compiled {
+  loop::Module module;
+  std::unique_ptr<codegen::Program> program; ///< refers to `module`: neither moves
+};
+std::unique_ptr<Compiled> compileFile(const std::string &command, const std::string &path, const OutputOptions &output,
+                                    bool jit) {
   SourceManager sources;
   std::optional<FileId> file = loadOrComplain(sources, path, command);
   if (!file)
-    return std::nullopt;
+    return nullptr;
   DiagnosticEngine diags(sources);
-  syntax::Program program = syntax::parse(sources, *file, diags, output.limits);
-  sema::CheckedProgram checked;
-  if (diags.errorCount() == 0)
-    checked = sema::check(sources, program, diags);
-  std::optional<loop::Module> module;
-  if (diags.errorCount() == 0)
-    module = loop::lowerScalarProgram(sources, program, checked, diags);
-  if (module) {
-    for (const std::string &p : loop::verify(*module))
-      diags.internalError(Span{}, "the loop IR fails verification: " + p);
+  std::unique_ptr<Compiled> out;
+  {
+    pipeline::Compilation c(sources, diags, output.pipeline);
+    if (std::optional<loop::Module> m = pipeline::compileProgram(c, *file)) {
+      out = std::make_unique<Compiled>(Compiled{std::move(*m), nullptr});
+      if (jit && !(out->program = pipeline::jit(c, out->module)))
+        out.reset();
+    }
   }
   report(sources, diags, output);
   if (diags.errorCount() > 0)
-    return std::nullopt;
-  return module;
-}
-
-/// JIT-compiles a module the front end accepted; a failure is Keel's bug,
-/// reported as an internal compiler error.
-std::unique_ptr<codegen::Program> compile(const std::string &command, const loop::Module &module) {
-  std::string error;
-  std::unique_ptr<codegen::Program> program = codegen::Program::compile(module, error);
-  if (!program)
-    std::fprintf(stderr, "keel %s: internal compiler error: %s\n", command.c_str(), error.c_str());
-  return program;
+    return nullptr;
+  return out;
 }
 
 struct Parsed {
@@ -141,7 +134,7 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
         }
         p.tensor.args.emplace_back(value.substr(0, eq), value.substr(eq + 1));
       } else {
-        auto bindings = ir::parseBindings(value, error);
+        auto bindings = instantiate::parseBindings(value, error);
         if (!bindings) {
           std::fprintf(stderr, "keel run: error: --bind %s\n", error.c_str());
           return std::nullopt;
@@ -190,16 +183,14 @@ int runRun(const std::vector<std::string_view> &args) {
     p->tensor.output = p->output;
     return runTensorEntry(p->tensor);
   }
-  std::optional<loop::Module> module = frontEnd("run", p->path, p->output);
-  if (!module)
+  std::unique_ptr<Compiled> compiled = compileFile("run", p->path, p->output, true);
+  if (!compiled)
     return 1;
-  if (!module->find("main")) {
+  if (!compiled->module.find("main")) {
     std::fprintf(stderr, "keel run: error: %s has no `fn main`\n", p->path.c_str());
     return 1;
   }
-  std::unique_ptr<codegen::Program> program = compile("run", *module);
-  if (!program)
-    return 70;
+  codegen::Program *program = compiled->program.get();
   std::string error;
   std::optional<int64_t> status = program->run("main", error);
   std::fflush(stdout);
@@ -214,15 +205,13 @@ int runTest(const std::vector<std::string_view> &args) {
   std::optional<Parsed> p = parseArgs("test", args, false);
   if (!p)
     return 2;
-  std::optional<loop::Module> module = frontEnd("test", p->path, p->output);
-  if (!module)
+  std::unique_ptr<Compiled> compiled = compileFile("test", p->path, p->output, true);
+  if (!compiled)
     return 1;
-  std::unique_ptr<codegen::Program> program = compile("test", *module);
-  if (!program)
-    return 70;
+  codegen::Program *program = compiled->program.get();
   std::string error;
   size_t passed = 0, failed = 0;
-  for (const auto &[name, function] : module->tests) {
+  for (const auto &[name, function] : compiled->module.tests) {
     std::fflush(stdout);
     std::fflush(stderr);
     pid_t child = fork();
@@ -254,10 +243,11 @@ int runEmit(const std::vector<std::string_view> &args) {
   std::optional<Parsed> p = parseArgs("emit", args, true);
   if (!p)
     return 2;
-  std::optional<loop::Module> module = frontEnd("emit", p->path, p->output);
-  if (!module)
+  std::unique_ptr<Compiled> compiled = compileFile("emit", p->path, p->output, false);
+  if (!compiled)
     return 1;
-  std::string text = p->emit == "loop" ? loop::print(*module) : codegen::emitLLVMText(*module, p->emit == "llvm-opt");
+  const loop::Module &module = compiled->module;
+  std::string text = p->emit == "loop" ? loop::print(module) : codegen::emitLLVMText(module, p->emit == "llvm-opt");
   std::fputs(text.c_str(), stdout);
   return 0;
 }

@@ -16,15 +16,12 @@
 #include "Output.h"
 
 #include "keel/codegen/Codegen.h"
-#include "keel/ir/Builder.h"
+#include "keel/instantiate/Builder.h"
 #include "keel/ir/Text.h"
-#include "keel/ir/Verifier.h"
 #include "keel/loop/LowerTensor.h"
+#include "keel/pipeline/Pipeline.h"
 #include "keel/runtime/Npy.h"
 #include "keel/runtime/Print.h"
-#include "keel/sema/Checker.h"
-#include "keel/syntax/Codes.h"
-#include "keel/syntax/Parser.h"
 
 #include <algorithm>
 #include <charconv>
@@ -88,7 +85,7 @@ rt::Tensor randomTensor(const ir::TensorType &t, uint64_t seed) {
   size_t size = keel_dtype_size(static_cast<KeelDType>(t.dtype));
   for (int64_t first = 0, count = *t.elementCount(); first < count; first += kPiece) {
     std::vector<uint8_t> piece =
-        loop::storedBytes(t.dtype, ir::randomEncodings(seed, std::min(kPiece, count - first), t.dtype, first));
+        loop::storedBytes(t.dtype, instantiate::randomEncodings(seed, std::min(kPiece, count - first), t.dtype, first));
     std::copy(piece.begin(), piece.end(), out.data.begin() + static_cast<std::ptrdiff_t>(first * static_cast<int64_t>(size)));
   }
   return out;
@@ -122,29 +119,20 @@ bool checkNames(const TensorRunOptions &o, const std::vector<std::string> &names
   return true;
 }
 
-/// The tensor IR module to run: built from a program at the arguments'
-/// sizes, or read from IR text (.kir). `names` gets the entry's parameter
-/// names (the source's, or 0, 1, ... in IR text), checked against the
-/// arguments before anything is built. Prints diagnostics; nullopt on
-/// errors.
-std::optional<ir::Module> moduleFor(const TensorRunOptions &o, std::vector<Argument> &args,
-                                    std::vector<std::string> &names) {
-  SourceManager sources;
-  std::optional<FileId> file = loadOrComplain(sources, o.path, "run");
-  if (!file)
-    return std::nullopt;
-  DiagnosticEngine diags(sources);
+/// The tensor IR module to run, through the pipeline up to its passes:
+/// built from a program at the arguments' sizes, or read from IR text
+/// (.kir). `names` gets the entry's parameter names (the source's, or 0, 1,
+/// ... in IR text), checked against the arguments before anything is
+/// built. Diagnostics are reported; nullopt on errors.
+std::optional<ir::Module> moduleFor(pipeline::Compilation &c, FileId file, const TensorRunOptions &o,
+                                    std::vector<Argument> &args, std::vector<std::string> &names) {
   if (o.path.size() > 4 && o.path.compare(o.path.size() - 4, 4, ".kir") == 0) {
     if (!o.bindings.empty()) {
       fail("--bind sizes the shape variables of .sfn source; the shapes in tensor IR (" + o.path + ") are static");
       return std::nullopt;
     }
-    std::optional<ir::Module> m = ir::parse(sources, *file, diags);
-    if (m)
-      for (const ir::VerifierError &e : ir::verify(*m))
-        diags.error(code::E0301, e.where(), e.message);
-    report(sources, diags, o.output);
-    if (diags.errorCount() > 0)
+    std::optional<ir::Module> m = pipeline::readIr(c, file);
+    if (!m)
       return std::nullopt;
     const ir::Function *f = m->find(o.entry);
     if (!f) {
@@ -153,20 +141,15 @@ std::optional<ir::Module> moduleFor(const TensorRunOptions &o, std::vector<Argum
     }
     for (size_t i = 0; i < f->params.size(); ++i)
       names.push_back(std::to_string(i));
-    if (!checkNames(o, names))
+    if (!checkNames(o, names) || !pipeline::runPasses(c, *m))
       return std::nullopt;
     return m;
   }
-  syntax::Program program = syntax::parse(sources, *file, diags, o.output.limits);
-  sema::CheckedProgram checked;
-  if (diags.errorCount() == 0)
-    checked = sema::check(sources, program, diags);
-  if (diags.errorCount() > 0) {
-    report(sources, diags, o.output);
+  pipeline::Checked source = pipeline::frontEnd(c, file);
+  if (!source.ok)
     return std::nullopt;
-  }
-  auto sig = checked.functions.find(o.entry);
-  if (sig == checked.functions.end()) {
+  auto sig = source.checked.functions.find(o.entry);
+  if (sig == source.checked.functions.end()) {
     fail(o.path + " has no function `" + o.entry + "`");
     return std::nullopt;
   }
@@ -185,16 +168,12 @@ std::optional<ir::Module> moduleFor(const TensorRunOptions &o, std::vector<Argum
   }
   std::map<std::string, int64_t> bindings = o.bindings;
   std::string error;
-  if (!ir::bindFromShapes(checked, o.entry, shapes, bindings, error)) {
+  if (!instantiate::bindFromShapes(source.checked, o.entry, shapes, bindings, error)) {
     fail("the arguments do not fit `" + o.entry + "`: " + error);
     return std::nullopt;
   }
-  std::optional<ir::Module> m = ir::build(sources, program, checked, {o.entry, bindings}, diags);
-  if (m)
-    for (const ir::VerifierError &e : ir::verify(*m))
-      diags.internalError(Span{}, "the IR built for `" + o.entry + "` fails verification: " + e.message);
-  report(sources, diags, o.output);
-  if (diags.errorCount() > 0)
+  std::optional<ir::Module> m = pipeline::instantiateEntry(c, source, {o.entry, bindings});
+  if (!m || !pipeline::runPasses(c, *m))
     return std::nullopt;
   return m;
 }
@@ -215,9 +194,32 @@ int runTensorEntry(const TensorRunOptions &o) {
     }
     args.push_back(std::move(a));
   }
+  SourceManager sources;
+  std::optional<FileId> file = loadOrComplain(sources, o.path, "run");
+  if (!file)
+    return 1;
+  DiagnosticEngine diags(sources);
+  // Ends the compilation (--time-passes's report) and reports its
+  // diagnostics, once: after compiling, or when an error returns early.
+  struct Reporter {
+    std::optional<pipeline::Compilation> c;
+    const SourceManager &sources;
+    const DiagnosticEngine &diags;
+    const OutputOptions &output;
+    bool done = false;
+    void finish() {
+      if (done)
+        return;
+      done = true;
+      c.reset();
+      report(sources, diags, output);
+    }
+    ~Reporter() { finish(); }
+  } reporter{std::nullopt, sources, diags, o.output};
+  pipeline::Compilation &c = reporter.c.emplace(sources, diags, o.output.pipeline);
   std::vector<std::string> names;
-  std::optional<ir::Module> module = moduleFor(o, args, names);
-  if (!module)
+  std::optional<ir::Module> module = moduleFor(c, *file, o, args, names);
+  if (!module || diags.errorCount() > 0)
     return 1;
   const ir::Function *f = module->find(o.entry);
 
@@ -267,21 +269,14 @@ int runTensorEntry(const TensorRunOptions &o) {
                   ", which a .npy file cannot give");
   }
 
-  loop::Module lowered;
-  loop::lowerTensorModule(*module, lowered);
-  std::vector<std::string> problems = loop::verify(lowered);
-  if (!problems.empty())
-    {
-    fail("internal compiler error: the lowered loop IR fails verification: " + problems.front());
+  std::optional<loop::Module> lowered = pipeline::lowerForCpu(c, *module);
+  if (!lowered)
     return 70;
-  }
-  std::string error;
-  std::unique_ptr<codegen::Program> program = codegen::Program::compile(lowered, error);
+  std::unique_ptr<codegen::Program> program = pipeline::jit(c, *lowered);
   if (!program)
-    {
-    fail("internal compiler error: " + error);
     return 70;
-  }
+  reporter.finish(); // the compilation ends here: --time-passes covers it alone
+  std::string error;
   void *entry = program->address(loop::entryName(o.entry), error);
   if (!entry)
     {

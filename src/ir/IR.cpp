@@ -1,22 +1,9 @@
 //===- IR.cpp - Names, legality and types of the tensor IR ---------------===//
 #include "keel/ir/IR.h"
 
-#include "keel/runtime/Buffer.h"
-
 #include <array>
 
 namespace keel::ir {
-
-// The runtime's element type codes are the table's, in the same order: one
-// check per entry.
-namespace {
-constexpr int KEEL_Bool = KEEL_PRED; // KEEL_##Enum for the Bool row
-#define KEEL_ELEMENT_TYPE(Enum, Spelling, Bits, Kind)                                              \
-  static_assert(static_cast<int>(ElementType::Enum) == KEEL_##Enum, "KeelDType order: " Spelling);
-#include "keel/support/ElementTypes.def"
-#undef KEEL_ELEMENT_TYPE
-static_assert(kNumElementTypes == KEEL_NUM_DTYPES);
-} // namespace
 
 namespace {
 

@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "keel/ir/Text.h"
-#include "keel/syntax/Codes.h"
+#include "keel/support/Codes.h"
 
 #include <algorithm>
 #include <charconv>

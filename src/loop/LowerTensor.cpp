@@ -9,6 +9,10 @@
 //===----------------------------------------------------------------------===//
 #include "keel/loop/LowerTensor.h"
 
+#include "keel/loop/Schedule.h"
+
+#include "keel/runtime/Buffer.h"
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -16,6 +20,18 @@
 #include <set>
 
 namespace keel::loop {
+
+// The entry functions pass dtypes to the runtime as KeelDType codes: the
+// runtime's codes are the element type table's, in the same order (one
+// check per entry).
+namespace {
+constexpr int KEEL_Bool = KEEL_PRED; // KEEL_##Enum for the Bool row
+#define KEEL_ELEMENT_TYPE(Enum, Spelling, Bits, Kind)                                              \
+  static_assert(static_cast<int>(ElementType::Enum) == KEEL_##Enum, "KeelDType order: " Spelling);
+#include "keel/support/ElementTypes.def"
+#undef KEEL_ELEMENT_TYPE
+static_assert(kNumElementTypes == KEEL_NUM_DTYPES);
+} // namespace
 
 using ir::DType;
 using ir::OpKind;
@@ -265,7 +281,8 @@ std::vector<int64_t> strides(const TensorType &t) {
 
 class FunctionLowering {
 public:
-  FunctionLowering(const ir::Function &f, Module &out) : f_(f), out_(out) {}
+  FunctionLowering(const ir::Function &f, const FunctionSchedule &schedule, Module &out)
+      : f_(f), s_(schedule), out_(out) {}
 
   Function run() {
     fn_.name = f_.name;
@@ -276,19 +293,6 @@ public:
       resultSlots_.push_back(newSlot(Type::Ptr));
     fn_.params = fn_.slots.size();
     fn_.result = Type::Void;
-    // Values returned once, and made by an operation that writes a fresh
-    // buffer, are written straight into the caller's result buffer.
-    const ir::Op &ret = f_.ops.back();
-    std::map<ValueId, int> returned;
-    for (ValueId v : ret.operands)
-      ++returned[v];
-    for (const ir::Op &o : f_.ops)
-      if (o.kind != OpKind::Return && o.kind != OpKind::Fusion && !(o.kind == OpKind::Constant && o.constant.size() > 1))
-        for (ValueId r : o.results)
-          if (returned.count(r) && returned[r] == 1)
-            for (size_t i = 0; i < ret.operands.size(); ++i)
-              if (ret.operands[i] == r)
-                direct_[r] = resultSlots_[i];
     block_ = &fn_.body;
     lowerOps(f_.ops, nullptr);
     return std::move(fn_);
@@ -362,7 +366,7 @@ private:
     return e;
   }
   ExprPtr load(ValueId v, const std::vector<Ix> &index) {
-    if (auto it = splat_.find(v); it != splat_.end())
+    if (auto it = s_.splats.find(v); it != s_.splats.end())
       return encodingConst(type(v).dtype, it->second);
     if (auto it = broadcasts_.find(v); it != broadcasts_.end())
       return load(it->second->operands[0], broadcastIndex(*it->second, index));
@@ -389,11 +393,6 @@ private:
     }
     return nullptr; // not pointwise: never asked
   }
-  static bool isPointwise(OpKind k) {
-    return k == OpKind::Unary || k == OpKind::Binary || k == OpKind::Compare || k == OpKind::Select ||
-           k == OpKind::Convert || k == OpKind::Copy || k == OpKind::Relayout;
-  }
-
   /// The operand index a broadcast_in_dim reads for result index `i`.
   std::vector<Ix> broadcastIndex(const ir::Op &o, const std::vector<Ix> &i) const {
     std::vector<Ix> j;
@@ -401,29 +400,6 @@ private:
     for (size_t d = 0; d < o.dims.size(); ++d)
       j.push_back(x.shape[d] == 1 ? Ix{} : i[static_cast<size_t>(o.dims[d])]);
     return j;
-  }
-
-  /// The encoding every element of `o`'s result has, when `o` makes a splat
-  /// (a one-value constant, or a broadcast, reshape, transpose, slice or
-  /// copy of one): such values are never stored, their loads become the
-  /// constant itself.
-  std::optional<uint64_t> splatOf(const ir::Op &o) const {
-    switch (o.kind) {
-    case OpKind::Constant:
-      if (o.constant.size() == 1)
-        return o.constant[0];
-      return std::nullopt;
-    case OpKind::BroadcastInDim: case OpKind::Reshape: case OpKind::Transpose: case OpKind::Slice:
-    case OpKind::Copy: case OpKind::Relayout:
-      if (auto it = splat_.find(o.operands[0]); it != splat_.end())
-        return it->second;
-      return std::nullopt;
-    case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
-    case OpKind::Iota: case OpKind::Concatenate: case OpKind::Reduce: case OpKind::DotGeneral: case OpKind::Call:
-    case OpKind::Return: case OpKind::Fusion:
-      return std::nullopt;
-    }
-    return std::nullopt;
   }
 
   /// A buffer holding `v`: a value that has none (a splat, a broadcast) is
@@ -453,8 +429,8 @@ private:
 
   /// Gives result `v` its buffer: the caller's, or fresh memory.
   void define(ValueId v, const ir::Op &o) {
-    if (auto it = direct_.find(v); it != direct_.end()) {
-      buffer_[v] = it->second;
+    if (auto it = s_.intoResult.find(v); it != s_.intoResult.end()) {
+      buffer_[v] = resultSlots_[it->second];
       return;
     }
     buffer_[v] = allocateScratch(*type(v).elementCount() * storageBytes(type(v).dtype), o);
@@ -491,42 +467,12 @@ private:
   /// returned values go to `regionResults`), freeing each owned buffer
   /// after its last use.
   void lowerOps(const std::vector<ir::Op> &ops, std::vector<ValueId> *regionResults) {
-    // A pointwise result used once, by an operation that reads each of its
-    // elements once, is computed where that user reads it, in the user's
-    // loop: the same element expression, so the same bits, without a
-    // buffer. (Contractions and broadcasts read elements many times; calls
-    // and fusions take buffers.)
-    std::map<ValueId, std::vector<const ir::Op *>> users;
-    for (const ir::Op &o : ops)
-      for (ValueId v : o.operands)
-        users[v].push_back(&o);
-    // A chain of inlined values becomes one nested element expression; it
-    // is cut (the value stored) every kMaxInlineDepth levels, so that a long
-    // chain of operations neither nests expressions without bound nor
-    // slows LLVM down. Where the chain is cut changes no bit.
-    constexpr size_t kMaxInlineDepth = 32;
-    std::map<ValueId, size_t> inlineDepth;
-    for (const ir::Op &o : ops) {
-      if (!isPointwise(o.kind))
-        continue;
-      const std::vector<const ir::Op *> &u = users[o.results[0]];
-      size_t depth = 1;
-      for (ValueId operand : o.operands)
-        if (auto it = inlineDepth.find(operand); it != inlineDepth.end())
-          depth = std::max(depth, it->second + 1);
-      // (A region's results are copied out after its operations: not those.)
-      if (u.size() == 1 && u[0]->kind != OpKind::DotGeneral && u[0]->kind != OpKind::BroadcastInDim &&
-          u[0]->kind != OpKind::Call && u[0]->kind != OpKind::Fusion && !(regionResults && u[0]->kind == OpKind::Return) &&
-          depth <= kMaxInlineDepth) {
-        inlined_.insert(o.results[0]);
-        inlineDepth[o.results[0]] = depth;
-      }
-    }
     // Broadcasts and inlined values are read through their operands: a use
     // of one is a use of those, which must live until then.
     std::map<ValueId, std::vector<ValueId>> readsThrough;
     for (const ir::Op &o : ops)
-      if (o.kind == OpKind::BroadcastInDim || inlined_.count(o.results.empty() ? ~ValueId{0} : o.results[0]))
+      if (o.results.size() == 1 && !s_.splats.count(o.results[0]) &&
+          (s_.readThrough.count(o.results[0]) || s_.computedInUser.count(o.results[0])))
         readsThrough[o.results[0]] = o.operands;
     std::map<ValueId, size_t> last;
     auto use = [&](ValueId used, size_t p) { // v and everything it reads through live until p
@@ -568,9 +514,10 @@ private:
         continue;
       }
       lowerOp(o);
-      for (ValueId v : dying[p])
-        if (!(regionResults && isReturned(ops, v)))
-          free(v);
+      if (s_.freeEarly)
+        for (ValueId v : dying[p])
+          if (!(regionResults && isReturned(ops, v)))
+            free(v);
     }
   }
 
@@ -580,14 +527,12 @@ private:
   }
 
   void lowerOp(const ir::Op &o) {
-    if (std::optional<uint64_t> bits = splatOf(o)) {
-      splat_[o.results[0]] = *bits;
-      return;
-    }
+    if (o.results.size() == 1 && s_.splats.count(o.results[0]))
+      return; // never stored: loads become the constant (see load)
     switch (o.kind) {
     case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
     case OpKind::Copy: case OpKind::Relayout:
-      if (inlined_.count(o.results[0])) { // computed where its one user reads it (see load)
+      if (s_.computedInUser.count(o.results[0])) { // computed where its one user reads it (see load)
         pointwiseOps_[o.results[0]] = &o;
         return;
       }
@@ -601,8 +546,12 @@ private:
       });
       return;
     }
-    case OpKind::BroadcastInDim: // never stored: loads read the operand (see load)
-      broadcasts_[o.results[0]] = &o;
+    case OpKind::BroadcastInDim:
+      if (s_.readThrough.count(o.results[0])) { // never stored: loads read the operand (see load)
+        broadcasts_[o.results[0]] = &o;
+        return;
+      }
+      elementwise(o, [&](const std::vector<Ix> &i) { return load(o.operands[0], broadcastIndex(o, i)); });
       return;
     case OpKind::Transpose: {
       ValueId x = o.operands[0];
@@ -645,9 +594,9 @@ private:
     case OpKind::Fusion: {
       for (size_t i = 0; i < o.region->params.size(); ++i) {
         ValueId operand = o.operands[i], param = o.region->params[i];
-        if (auto it = splat_.find(operand); it != splat_.end())
-          splat_[param] = it->second;
-        else if (auto b = broadcasts_.find(operand); b != broadcasts_.end())
+        if (s_.splats.count(param))
+          continue; // loads become the constant
+        if (auto b = broadcasts_.find(operand); b != broadcasts_.end())
           broadcasts_[param] = b->second;
         else
           buffer_[param] = buffer_.at(operand);
@@ -809,7 +758,8 @@ private:
   }
 
   /// Each result element is acc = -0, then acc = acc + round(a * b) over
-  /// the contracting indices in row-major order. The loops run batch, lhs
+  /// the contracting indices in row-major order (logicalContraction). With
+  /// the schedule's RhsFreeInner the loops run batch, lhs
   /// free, contracting, then rhs free dimensions innermost, accumulating in
   /// memory (the result itself when it has the accumulator's dtype): every
   /// element still sees its products in order, and the innermost loop runs
@@ -820,8 +770,17 @@ private:
     const TensorType &ta = type(a), &tb = type(b), &tr = type(r);
     DType acc = *o.acc;
     define(r, o);
-    if (tiledContraction(o))
-      return;
+    ContractionOrder order = ContractionOrder::Logical;
+    if (auto it = s_.contractions.find(r); it != s_.contractions.end())
+      order = it->second;
+    switch (order) {
+    case ContractionOrder::Logical: logicalContraction(o); return;
+    case ContractionOrder::Tiled:
+      if (tiledContraction(o))
+        return;
+      break; // the schedule asked for tiles of a shape that has none: loop order instead
+    case ContractionOrder::RhsFreeInner: break;
+    }
     TensorType accType = tr; // the result's shape and layout, the accumulator's dtype
     accType.dtype = acc;
     Slot accBuffer = buffer_.at(r);
@@ -874,6 +833,49 @@ private:
       block_ = saved;
       release(accBuffer);
     }
+  }
+
+  /// The reference contraction: for each result element in order (batch,
+  /// lhs-free, rhs-free), acc = the identity (-0 for floats), then for each
+  /// contracting index in row-major order acc = acc + round(a * b) in the
+  /// accumulator dtype; the result is acc converted to the result dtype.
+  void logicalContraction(const ir::Op &o) {
+    ValueId a = o.operands[0], b = o.operands[1], r = o.results[0];
+    const TensorType &ta = type(a), &tb = type(b), &tr = type(r);
+    DType acc = *o.acc;
+    std::vector<int64_t> lhsFree = freeDims(ta, o.lhsBatch, o.lhsContract);
+    std::vector<int64_t> rhsFree = freeDims(tb, o.rhsBatch, o.rhsContract);
+    std::vector<StmtPtr> *saved = block_;
+    std::vector<Slot> result = openNest(tr.shape);
+    Slot accSlot = newSlot(computeType(acc));
+    assign(accSlot, identity(ir::Combiner::Sum, acc));
+    std::vector<int64_t> contractShape;
+    for (int64_t d : o.lhsContract)
+      contractShape.push_back(ta.shape[static_cast<size_t>(d)]);
+    std::vector<StmtPtr> *elementBody = block_;
+    std::vector<Slot> k = openNest(contractShape);
+    std::vector<Ix> ja(ta.rank()), jb(tb.rank());
+    auto at = [](Slot s) { return Ix{static_cast<int64_t>(s), 0}; };
+    size_t nb = o.lhsBatch.size(), nl = lhsFree.size();
+    for (size_t q = 0; q < nb; ++q) {
+      ja[static_cast<size_t>(o.lhsBatch[q])] = at(result[q]);
+      jb[static_cast<size_t>(o.rhsBatch[q])] = at(result[q]);
+    }
+    for (size_t q = 0; q < nl; ++q)
+      ja[static_cast<size_t>(lhsFree[q])] = at(result[nb + q]);
+    for (size_t q = 0; q < rhsFree.size(); ++q)
+      jb[static_cast<size_t>(rhsFree[q])] = at(result[nb + nl + q]);
+    for (size_t q = 0; q < k.size(); ++q) {
+      ja[static_cast<size_t>(o.lhsContract[q])] = at(k[q]);
+      jb[static_cast<size_t>(o.rhsContract[q])] = at(k[q]);
+    }
+    // The product, rounded to the accumulator, then added: no fused multiply-add.
+    ExprPtr product = binaryElement(BinaryOp::Mul, acc, convert(load(a, ja), ta.dtype, acc),
+                                    convert(load(b, jb), tb.dtype, acc));
+    assign(accSlot, binaryElement(BinaryOp::Add, acc, var(accSlot), std::move(product)));
+    block_ = elementBody;
+    store(r, address(tr, ixs(result)), convert(var(accSlot), acc, tr.dtype));
+    block_ = saved;
   }
 
   /// The dimensions of a contraction operand that are neither batch nor
@@ -991,14 +993,12 @@ private:
   }
 
   const ir::Function &f_;
+  const FunctionSchedule &s_;
   Module &out_;
   Function fn_;
   std::vector<StmtPtr> *block_ = nullptr;
   std::map<ValueId, Slot> buffer_;
-  std::map<ValueId, Slot> direct_;
-  std::map<ValueId, uint64_t> splat_;
   std::map<ValueId, const ir::Op *> broadcasts_; ///< broadcast_in_dim results, read through their operand
-  std::set<ValueId> inlined_;                     ///< pointwise results computed where they are read
   std::map<ValueId, const ir::Op *> pointwiseOps_; ///< ... and the operations that compute them
   std::set<ValueId> owned_;
   std::vector<Slot> resultSlots_;
@@ -1055,9 +1055,11 @@ Function entryFunction(const ir::Function &f, Module &out) {
 
 } // namespace
 
-void lowerTensorModule(const ir::Module &m, Module &out) {
+void lowerTensorModule(const ir::Module &m, const Schedule &schedule, Module &out) {
+  const FunctionSchedule reference;
   for (const ir::Function &f : m.functions) {
-    out.functions.push_back(FunctionLowering(f, out).run());
+    auto it = schedule.find(f.name);
+    out.functions.push_back(FunctionLowering(f, it == schedule.end() ? reference : it->second, out).run());
     out.functions.push_back(entryFunction(f, out));
   }
 }

@@ -11,7 +11,7 @@
 #include "keel/sema/Checker.h"
 
 #include "keel/sema/Solver.h"
-#include "keel/syntax/Codes.h"
+#include "keel/support/Codes.h"
 
 #include <algorithm>
 #include <charconv>

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "keel/syntax/Lexer.h"
 
-#include "keel/syntax/Codes.h"
+#include "keel/support/Codes.h"
 #include "keel/support/Text.h"
 
 #include <cstdio>

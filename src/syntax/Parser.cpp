@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "keel/syntax/Parser.h"
 
-#include "keel/syntax/Codes.h"
+#include "keel/support/Codes.h"
 #include "keel/syntax/Lexer.h"
 
 #include <charconv>

@@ -32,7 +32,7 @@ protected:
     DiagnosticEngine diags(sources);
     std::optional<ir::Module> m = ir::parse(sources, sources.add("f.kir", kIR), diags);
     ASSERT_TRUE(m);
-    loop::lowerTensorModule(*m, module_);
+    loop::lowerTensorModule(*m, loop::cpuSchedule(*m), module_);
     std::string error;
     program_ = codegen::Program::compile(module_, error);
     ASSERT_TRUE(program_) << error;

@@ -1,6 +1,6 @@
 //===- DiagnosticsTest.cpp - Rendering, JSON, documented codes -----------===//
 #include "keel/support/Diagnostics.h"
-#include "keel/syntax/Codes.h"
+#include "keel/support/Codes.h"
 
 #include <fstream>
 #include <gtest/gtest.h>

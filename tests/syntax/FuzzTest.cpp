@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "keel/codegen/Codegen.h"
-#include "keel/loop/Lower.h"
+#include "keel/pipeline/Pipeline.h"
 #include "keel/sema/Checker.h"
 #include "keel/syntax/Parser.h"
 
@@ -41,7 +41,15 @@ void runFrontEnd(const std::string &text, uint64_t seed) {
   // A program the front end accepts lowers to valid loop IR and valid LLVM
   // IR (or is refused as not runnable yet, E0500): never a crash or bad IR.
   if (diags.errorCount() == 0) {
-    if (std::optional<loop::Module> lowered = loop::lowerScalarProgram(sources, program, checked, diags)) {
+    // The rest of the pipeline, on the same text (checked again, through it).
+    pipeline::Options options;
+    options.solver = &solver;
+    DiagnosticEngine pipelineDiags(sources);
+    pipeline::Compilation c(sources, pipelineDiags, options);
+    std::optional<loop::Module> lowered = pipeline::compileProgram(c, file);
+    for (const Diagnostic &d : pipelineDiags.diagnostics())
+      ASSERT_NE(d.severity, Severity::Internal) << "seed " << seed << ": " << d.message << "\n--- input ---\n" << text;
+    if (lowered) {
       std::vector<std::string> problems = loop::verify(*lowered);
       ASSERT_TRUE(problems.empty()) << "seed " << seed << ": " << problems[0] << "\n--- input ---\n" << text;
       std::string llvmProblems;

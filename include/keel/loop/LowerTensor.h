@@ -21,6 +21,9 @@
 // reassociated or fused. Low-precision values are converted by the numerics
 // library's format-named helpers. A fusion region is lowered op by op like
 // the function around it, so fused and unfused programs give the same bits.
+// With an empty schedule that is all: each operation one loop nest over its
+// result, each value in a buffer of its own. A schedule (Schedule.h) moves
+// computation between loops and skips buffers without changing a bit.
 // Element semantics are in docs/semantics.md.
 //
 //===----------------------------------------------------------------------===//
@@ -29,6 +32,7 @@
 
 #include "keel/ir/IR.h"
 #include "keel/loop/LoopIR.h"
+#include "keel/loop/Schedule.h"
 
 #include <cstdint>
 #include <string>
@@ -36,8 +40,9 @@
 
 namespace keel::loop {
 
-/// Adds the functions of a verified tensor IR module (and their entries).
-void lowerTensorModule(const ir::Module &m, Module &out);
+/// Adds the functions of a verified tensor IR module (and their entries),
+/// realizing `schedule` (Schedule.h); an empty schedule is the reference.
+void lowerTensorModule(const ir::Module &m, const Schedule &schedule, Module &out);
 
 /// The name of the host entry of tensor function `name`.
 std::string entryName(const std::string &name);

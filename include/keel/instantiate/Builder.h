@@ -1,4 +1,4 @@
-//===- keel/ir/Builder.h - Checked programs to tensor IR -------*- C++ -*-===//
+//===- keel/instantiate/Builder.h - Checked programs to tensor IR -*- C++ -*-===//
 //
 // Instantiates a checked tensor function at static shapes: every shape
 // variable is bound to a positive integer (from --bind, or at a call from
@@ -15,8 +15,8 @@
 // reshape after the reduce; several-axis reductions one reduce over all axes.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KEEL_IR_BUILDER_H
-#define KEEL_IR_BUILDER_H
+#ifndef KEEL_INSTANTIATE_BUILDER_H
+#define KEEL_INSTANTIATE_BUILDER_H
 
 #include "keel/ir/IR.h"
 #include "keel/sema/Checker.h"
@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-namespace keel::ir {
+namespace keel::instantiate {
 
 struct BuildRequest {
   std::string entry;
@@ -54,13 +54,13 @@ bool bindFromShapes(const sema::CheckedProgram &checked, const std::string &entr
 /// exact in every float type with 24 or more bits and rounded once (to
 /// nearest even) otherwise; integer types take its lowest bit. `first`
 /// starts at element `first`, so that a large tensor can be made in pieces.
-std::vector<uint64_t> randomEncodings(uint64_t seed, int64_t count, DType t, int64_t first = 0);
+std::vector<uint64_t> randomEncodings(uint64_t seed, int64_t count, ir::DType t, int64_t first = 0);
 
 /// The most elements `random(...)` in source may make: its values are built
 /// at compile time into the program (E0404 above it).
 inline constexpr int64_t kMaxRandomElements = int64_t{1} << 24;
 
-std::optional<Module> build(const SourceManager &sources, const syntax::Program &program,
+std::optional<ir::Module> build(const SourceManager &sources, const syntax::Program &program,
                             const sema::CheckedProgram &checked, const BuildRequest &request,
                             DiagnosticEngine &diags);
 
@@ -75,15 +75,15 @@ public:
                     const sema::CheckedProgram &checked, DiagnosticEngine &diags);
   ~ExpressionBuilder();
   /// The result type, or nullopt after reporting why `e` cannot be built.
-  std::optional<TensorType> build(const syntax::Expr &e, const std::vector<std::pair<std::string, TensorType>> &params,
+  std::optional<ir::TensorType> build(const syntax::Expr &e, const std::vector<std::pair<std::string, ir::TensorType>> &params,
                                   const std::string &name);
-  Module &module();
+  ir::Module &module();
 
 private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-} // namespace keel::ir
+} // namespace keel::instantiate
 
-#endif // KEEL_IR_BUILDER_H
+#endif // KEEL_INSTANTIATE_BUILDER_H

@@ -1,12 +1,12 @@
-//===- keel/syntax/Codes.h - Every diagnostic code, in one table -*- C++ -*-===//
+//===- keel/support/Codes.h - Every diagnostic code, in one table -*- C++ -*-===//
 //
 // KEEL_DIAGNOSTIC_CODES is the list of codes Keel reports, each with a one-
 // line meaning. docs/diagnostics.md explains each with an example; a test
 // checks that every code here is documented there.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KEEL_SYNTAX_CODES_H
-#define KEEL_SYNTAX_CODES_H
+#ifndef KEEL_SUPPORT_CODES_H
+#define KEEL_SUPPORT_CODES_H
 
 #include <span>
 #include <string_view>
@@ -94,4 +94,4 @@ std::span<const DiagnosticCodeInfo> allDiagnosticCodes();
 
 } // namespace keel
 
-#endif // KEEL_SYNTAX_CODES_H
+#endif // KEEL_SUPPORT_CODES_H

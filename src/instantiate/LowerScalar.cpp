@@ -1,19 +1,24 @@
-//===- Lower.cpp - Checked scalar functions and tests to the loop IR -----===//
-#include "keel/loop/Lower.h"
+//===- LowerScalar.cpp - Checked scalar functions and tests to the loop IR ===//
+#include "keel/instantiate/LowerScalar.h"
 
-#include "keel/ir/Builder.h"
-#include "keel/ir/Text.h"
-#include "keel/ir/Verifier.h"
+#include "keel/instantiate/Builder.h"
 #include "keel/loop/LowerTensor.h"
-#include "keel/syntax/Codes.h"
+#include "keel/support/Codes.h"
 
 #include <algorithm>
 #include <charconv>
 #include <map>
 
-namespace keel::loop {
+namespace keel::instantiate {
 
+using namespace loop;
 using namespace syntax;
+// Unqualified, these are the loop IR's (syntax::Expr and syntax::Stmt are
+// written out).
+using loop::Expr;
+using loop::ExprPtr;
+using loop::Stmt;
+using loop::StmtPtr;
 using sema::Scalar;
 
 namespace {
@@ -119,17 +124,8 @@ public:
     module.functions.push_back(std::move(f));
   }
 
-  /// The tensor functions scalar code used, through the CPU oracle.
-  void finish() {
-    ir::Module &m = tensors_.module();
-    for (const ir::VerifierError &e : ir::verify(m)) {
-      Diagnostic &d = diags_.internalError(Span{}, "the IR built for scalar code fails verification: " + e.message);
-      if (e.function)
-        d.note("in this IR:\n" + ir::print(*e.function, {true}));
-      throw Fail{};
-    }
-    lowerTensorModule(m, module);
-  }
+  /// The tensor functions scalar code uses (built, not yet verified).
+  ir::Module takeTensors() { return std::move(tensors_.module()); }
 
 private:
   void begin(Function &f) {
@@ -629,7 +625,7 @@ private:
   DiagnosticEngine &diags_;
   Function *f_ = nullptr;
   std::vector<std::map<std::string, Slot>> scopes_;
-  ir::ExpressionBuilder tensors_;
+  ExpressionBuilder tensors_;
   std::map<Slot, ir::TensorType> tensorTypes_; ///< Ptr slots holding tensors
   std::vector<Slot> tensorVars_;               ///< this function's tensor variables
   std::vector<Slot> temps_;                    ///< to free after the current statement
@@ -639,8 +635,8 @@ private:
 
 } // namespace
 
-std::optional<Module> lowerScalarProgram(const SourceManager &sources, const Program &program,
-                                         const sema::CheckedProgram &checked, DiagnosticEngine &diags) {
+std::optional<ScalarProgram> lowerScalarProgram(const SourceManager &sources, const Program &program,
+                                                const sema::CheckedProgram &checked, DiagnosticEngine &diags) {
   Lowerer lower(sources, program, checked, diags);
   try {
     for (const FunctionDecl &fn : program.functions) {
@@ -650,11 +646,10 @@ std::optional<Module> lowerScalarProgram(const SourceManager &sources, const Pro
     }
     for (size_t i = 0; i < program.tests.size(); ++i)
       lower.test(program.tests[i], i);
-    lower.finish();
   } catch (const Fail &) {
     return std::nullopt;
   }
-  return std::move(lower.module);
+  return ScalarProgram{std::move(lower.module), lower.takeTensors()};
 }
 
-} // namespace keel::loop
+} // namespace keel::instantiate

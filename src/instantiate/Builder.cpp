@@ -1,15 +1,16 @@
 //===- Builder.cpp - Instantiating checked tensor functions as IR --------===//
-#include "keel/ir/Builder.h"
+#include "keel/instantiate/Builder.h"
 
 #include "keel/numerics/Format.h"
-#include "keel/syntax/Codes.h"
+#include "keel/support/Codes.h"
 
 #include <algorithm>
 #include <charconv>
 #include <set>
 
-namespace keel::ir {
+namespace keel::instantiate {
 
+using namespace ir;
 using namespace syntax;
 using sema::Scalar;
 
@@ -808,4 +809,4 @@ std::optional<TensorType> ExpressionBuilder::build(const syntax::Expr &e,
 
 Module &ExpressionBuilder::module() { return impl_->builder.module(); }
 
-} // namespace keel::ir
+} // namespace keel::instantiate

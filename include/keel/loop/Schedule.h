@@ -1,0 +1,69 @@
+//===- keel/loop/Schedule.h - How the CPU exit computes, not what -*- C++ -*-===//
+//
+// The reference lowering (LowerTensor.h) defines what every operation
+// computes: each operation a plain loop nest over its result in logical
+// order, each value in a buffer of its own, every buffer freed when the
+// function returns. A schedule says how the CPU exit computes the same
+// values faster, and changes no bit of any result:
+//
+//   computedInUser  a pointwise value with one user that reads each of its
+//                   elements once is computed inside that user's loop (no
+//                   buffer): the same element expression, so the same bits;
+//   readThrough     broadcasts are never stored: loads read their operand;
+//   splats          values whose elements are all one encoding (a one-value
+//                   constant, or a broadcast, reshape, transpose, slice or
+//                   copy of one) are never stored: loads become the constant;
+//   intoResult      a value returned once is written straight into the
+//                   caller's result buffer;
+//   contractions    a contraction's loop order: the rhs-free dimensions
+//                   innermost (the inner loop vectorizes), or 4x16 register
+//                   tiles over a contiguous copy of the rhs panel; every
+//                   element still adds its products from index 0 upward;
+//   freeEarly       each buffer is freed after its last use, so that the
+//                   runtime can hand its memory to the next allocation.
+//
+// Every decision is made in Schedule.cpp, one function each; the lowering
+// only realizes them. An empty schedule is the reference (`keel run --exit
+// reference`). The fusion pass will take over computedInUser.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KEEL_LOOP_SCHEDULE_H
+#define KEEL_LOOP_SCHEDULE_H
+
+#include "keel/ir/IR.h"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+namespace keel::loop {
+
+/// The loop order of one contraction.
+enum class ContractionOrder : uint8_t {
+  Logical,      ///< over the result in order, the contracting loop innermost
+  RhsFreeInner, ///< batch, lhs-free, contracting, then rhs-free innermost
+  Tiled,        ///< 4x16 tiles of results over 16-column rhs panels
+};
+
+struct FunctionSchedule {
+  std::set<ir::ValueId> computedInUser;
+  std::set<ir::ValueId> readThrough;
+  std::map<ir::ValueId, uint64_t> splats;      ///< value -> its one encoding
+  std::map<ir::ValueId, size_t> intoResult;    ///< value -> result index
+  std::map<ir::ValueId, ContractionOrder> contractions; ///< by result; absent: Logical
+  bool freeEarly = false;
+};
+
+/// Per function name; a function that is absent has the reference schedule.
+using Schedule = std::map<std::string, FunctionSchedule>;
+
+/// The CPU exit's schedule of a verified module.
+Schedule cpuSchedule(const ir::Module &m);
+
+/// The decisions in text, one line each, for --print-after=schedule.
+std::string printSchedule(const ir::Module &m, const Schedule &s);
+
+} // namespace keel::loop
+
+#endif // KEEL_LOOP_SCHEDULE_H

@@ -1,0 +1,224 @@
+//===- Schedule.cpp - The CPU exit's decisions, one function each ---------===//
+//
+// Each decision of Schedule.h is one function below; LowerTensor.cpp only
+// realizes them. None may change a bit of any result: they choose where a
+// value is computed, whether it is stored and in which order independent
+// elements are visited, never the order in which one element's terms are
+// combined.
+//
+//===----------------------------------------------------------------------===//
+#include "keel/loop/Schedule.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <vector>
+
+namespace keel::loop {
+
+using ir::OpKind;
+using ir::ValueId;
+
+namespace {
+
+/// Operations that compute each result element from the operands' elements
+/// at the same index.
+bool isPointwise(OpKind k) {
+  switch (k) {
+  case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
+  case OpKind::Copy: case OpKind::Relayout:
+    return true;
+  case OpKind::Constant: case OpKind::Iota: case OpKind::BroadcastInDim: case OpKind::Reshape:
+  case OpKind::Transpose: case OpKind::Slice: case OpKind::Concatenate: case OpKind::Reduce:
+  case OpKind::DotGeneral: case OpKind::Call: case OpKind::Return: case OpKind::Fusion:
+    return false;
+  }
+  return false;
+}
+
+/// Whether a user reads each element of its operand once, in its own loop
+/// over those elements (so that the operand can be computed there).
+/// Contractions and broadcasts read elements many times; calls and fusions
+/// take buffers.
+bool readsEachElementOnce(OpKind k) {
+  switch (k) {
+  case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
+  case OpKind::Copy: case OpKind::Relayout: case OpKind::Reshape: case OpKind::Transpose: case OpKind::Slice:
+  case OpKind::Concatenate: case OpKind::Reduce: case OpKind::Return: case OpKind::Constant: case OpKind::Iota:
+    return true;
+  case OpKind::BroadcastInDim: case OpKind::DotGeneral: case OpKind::Call: case OpKind::Fusion:
+    return false;
+  }
+  return false;
+}
+
+/// splats: a one-value constant, and a broadcast, reshape, transpose,
+/// slice, copy or relayout of a splat; a fusion parameter bound to one.
+void findSplats(const std::vector<ir::Op> &ops, FunctionSchedule &s) {
+  for (const ir::Op &o : ops) {
+    switch (o.kind) {
+    case OpKind::Constant:
+      if (o.constant.size() == 1)
+        s.splats[o.results[0]] = o.constant[0];
+      break;
+    case OpKind::BroadcastInDim: case OpKind::Reshape: case OpKind::Transpose: case OpKind::Slice:
+    case OpKind::Copy: case OpKind::Relayout:
+      if (auto it = s.splats.find(o.operands[0]); it != s.splats.end())
+        s.splats[o.results[0]] = it->second;
+      break;
+    case OpKind::Fusion:
+      for (size_t i = 0; i < o.region->params.size(); ++i)
+        if (auto it = s.splats.find(o.operands[i]); it != s.splats.end())
+          s.splats[o.region->params[i]] = it->second;
+      findSplats(o.region->ops, s);
+      break;
+    case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
+    case OpKind::Iota: case OpKind::Concatenate: case OpKind::Reduce: case OpKind::DotGeneral: case OpKind::Call:
+    case OpKind::Return:
+      break;
+    }
+  }
+}
+
+/// readThrough: every broadcast_in_dim.
+void findBroadcasts(const std::vector<ir::Op> &ops, FunctionSchedule &s) {
+  for (const ir::Op &o : ops) {
+    if (o.kind == OpKind::BroadcastInDim)
+      s.readThrough.insert(o.results[0]);
+    if (o.kind == OpKind::Fusion)
+      findBroadcasts(o.region->ops, s);
+  }
+}
+
+/// computedInUser: a pointwise result used once, by an operation that reads
+/// each of its elements once. A region's results are copied out after its
+/// operations, so not those. A chain of such values becomes one nested
+/// element expression; it is cut (the value stored) every kMaxInlineDepth
+/// levels, so that a long chain neither nests expressions without bound nor
+/// slows LLVM down.
+void findComputedInUser(const std::vector<ir::Op> &ops, bool isRegion, FunctionSchedule &s) {
+  constexpr size_t kMaxInlineDepth = 32;
+  std::map<ValueId, std::vector<const ir::Op *>> users;
+  for (const ir::Op &o : ops)
+    for (ValueId v : o.operands)
+      users[v].push_back(&o);
+  std::map<ValueId, size_t> depth;
+  for (const ir::Op &o : ops) {
+    if (o.kind == OpKind::Fusion)
+      findComputedInUser(o.region->ops, true, s);
+    if (!isPointwise(o.kind))
+      continue;
+    const std::vector<const ir::Op *> &u = users[o.results[0]];
+    size_t d = 1;
+    for (ValueId operand : o.operands)
+      if (auto it = depth.find(operand); it != depth.end())
+        d = std::max(d, it->second + 1);
+    if (u.size() == 1 && readsEachElementOnce(u[0]->kind) && !(isRegion && u[0]->kind == OpKind::Return) &&
+        d <= kMaxInlineDepth) {
+      s.computedInUser.insert(o.results[0]);
+      depth[o.results[0]] = d;
+    }
+  }
+}
+
+/// intoResult: a value returned once, made by an operation that writes a
+/// fresh buffer (not a fusion, whose results are its region's, nor dense
+/// constant data, which is read-only), and stored at all (not a splat nor a
+/// value computed in its user's loop: the return's copy computes those).
+void findResults(const ir::Function &f, FunctionSchedule &s) {
+  const ir::Op &ret = f.ops.back();
+  for (const ir::Op &o : f.ops) {
+    if (o.kind == OpKind::Return || o.kind == OpKind::Fusion || (o.kind == OpKind::Constant && o.constant.size() > 1))
+      continue;
+    for (ValueId r : o.results)
+      if (std::count(ret.operands.begin(), ret.operands.end(), r) == 1 && !s.splats.count(r) &&
+          !s.computedInUser.count(r))
+        s.intoResult[r] = static_cast<size_t>(std::find(ret.operands.begin(), ret.operands.end(), r) - ret.operands.begin());
+  }
+}
+
+/// The dimensions of a contraction operand that are neither batch nor
+/// contracting.
+size_t freeDimCount(const ir::TensorType &t, const std::vector<int64_t> &batch, const std::vector<int64_t> &contract) {
+  return t.rank() - batch.size() - contract.size();
+}
+
+/// contractions: 4x16 tiles for a matrix product (batch dims, one lhs-free
+/// dim M, one contracting dim K, one rhs-free dim N) with M % 4 == 0 and
+/// N % 16 == 0; the rhs-free loop innermost otherwise.
+void chooseContractions(const ir::Function &f, const std::vector<ir::Op> &ops, FunctionSchedule &s) {
+  for (const ir::Op &o : ops) {
+    if (o.kind == OpKind::Fusion)
+      chooseContractions(f, o.region->ops, s);
+    if (o.kind != OpKind::DotGeneral)
+      continue;
+    const ir::TensorType &a = f.valueTypes[o.operands[0]], &b = f.valueTypes[o.operands[1]];
+    ContractionOrder order = ContractionOrder::RhsFreeInner;
+    if (o.lhsContract.size() == 1 && freeDimCount(a, o.lhsBatch, o.lhsContract) == 1 &&
+        freeDimCount(b, o.rhsBatch, o.rhsContract) == 1) {
+      const ir::TensorType &r = f.valueTypes[o.results[0]];
+      int64_t m = r.shape[o.lhsBatch.size()], n = r.shape[o.lhsBatch.size() + 1];
+      if (m % 4 == 0 && n % 16 == 0)
+        order = ContractionOrder::Tiled;
+    }
+    s.contractions[o.results[0]] = order;
+  }
+}
+
+std::string_view orderName(ContractionOrder o) {
+  switch (o) {
+  case ContractionOrder::Logical: return "logical";
+  case ContractionOrder::RhsFreeInner: return "rhs-free innermost";
+  case ContractionOrder::Tiled: return "tiled 4x16";
+  }
+  return "";
+}
+
+} // namespace
+
+Schedule cpuSchedule(const ir::Module &m) {
+  Schedule out;
+  for (const ir::Function &f : m.functions) {
+    FunctionSchedule &s = out[f.name];
+    findSplats(f.ops, s);
+    findBroadcasts(f.ops, s);
+    findComputedInUser(f.ops, false, s);
+    findResults(f, s);
+    chooseContractions(f, f.ops, s);
+    s.freeEarly = true;
+  }
+  return out;
+}
+
+std::string printSchedule(const ir::Module &m, const Schedule &schedule) {
+  std::string out;
+  for (const ir::Function &f : m.functions) {
+    out += "schedule @" + f.name + "\n";
+    auto it = schedule.find(f.name);
+    if (it == schedule.end()) {
+      out += "  reference\n";
+      continue;
+    }
+    const FunctionSchedule &s = it->second;
+    auto line = [&](ValueId v, const std::string &what) { out += "  %" + std::to_string(v) + ": " + what + "\n"; };
+    for (const auto &[v, bits] : s.splats) {
+      char hex[24];
+      std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(bits));
+      line(v, std::string("splat ") + hex + ", not stored");
+    }
+    for (ValueId v : s.readThrough)
+      if (!s.splats.count(v))
+        line(v, "broadcast, read through its operand");
+    for (ValueId v : s.computedInUser)
+      if (!s.splats.count(v))
+        line(v, "computed in its user's loop");
+    for (const auto &[v, i] : s.intoResult)
+      line(v, "written into result " + std::to_string(i));
+    for (const auto &[v, order] : s.contractions)
+      line(v, "contraction, " + std::string(orderName(order)));
+    out += s.freeEarly ? "  buffers freed after their last use\n" : "  buffers freed on return\n";
+  }
+  return out;
+}
+
+} // namespace keel::loop

@@ -1,0 +1,222 @@
+//===- Pipeline.cpp - The one compile pipeline, top to bottom -------------===//
+//
+// Each step below is one call (into the layer that does the work), then its
+// instrumentation: timed under its name, printed after when asked, and
+// verified, with a failure reported as an internal compiler error naming
+// the step. Subcommands call these steps in this order and assemble nothing
+// themselves.
+//
+//===----------------------------------------------------------------------===//
+#include "keel/pipeline/Pipeline.h"
+
+#include "keel/instantiate/LowerScalar.h"
+#include "keel/ir/Text.h"
+#include "keel/ir/Verifier.h"
+#include "keel/loop/LowerTensor.h"
+#include "keel/loop/Schedule.h"
+#include "keel/support/Codes.h"
+#include "keel/transforms/TestPasses.h"
+
+#include <algorithm>
+#include <array>
+
+namespace keel::pipeline {
+
+namespace {
+
+/// A tensor IR pass: rewrites the module in place, returns whether it
+/// changed it.
+struct TensorPass {
+  std::string_view name;
+  bool (*run)(ir::Module &);
+};
+
+/// The passes of the default pipeline, in order (fusion goes here).
+constexpr std::array<TensorPass, 0> kDefaultPasses{};
+/// Passes that exist for the pipeline's tests (--test-pass=NAME).
+constexpr TensorPass kTestPasses[] = {
+    {"test-insert-copies", transforms::testInsertCopies},
+    {"test-break-verifier", transforms::testBreakVerifier},
+};
+/// The steps that produce IR, besides the passes.
+constexpr std::string_view kSteps[] = {"instantiate", "schedule", "lower"};
+
+/// Verifies tensor IR a step produced; an internal compiler error naming
+/// the step, with the function's IR, when it fails.
+bool verifyAfter(Compilation &c, std::string_view step, const ir::Module &m) {
+  std::vector<ir::VerifierError> problems = ir::verify(m);
+  for (const ir::VerifierError &e : problems) {
+    Diagnostic &d = c.diags.internalError(
+        Span{}, "the tensor IR after `" + std::string(step) + "` fails verification: " + e.message);
+    if (e.function)
+      d.note("`" + std::string(step) + "` produced this IR:\n" + ir::print(*e.function, {true}));
+  }
+  return problems.empty();
+}
+
+bool verifyLoops(Compilation &c, std::string_view step, const loop::Module &m) {
+  std::vector<std::string> problems = loop::verify(m);
+  for (const std::string &p : problems)
+    c.diags.internalError(Span{}, "the loop IR after `" + std::string(step) + "` fails verification: " + p);
+  return problems.empty();
+}
+
+} // namespace
+
+std::vector<std::string_view> stepNames() {
+  std::vector<std::string_view> out(std::begin(kSteps), std::end(kSteps));
+  for (const TensorPass &p : kDefaultPasses)
+    out.push_back(p.name);
+  for (const TensorPass &p : kTestPasses)
+    out.push_back(p.name);
+  return out;
+}
+
+std::vector<std::string_view> testPassNames() {
+  std::vector<std::string_view> out;
+  for (const TensorPass &p : kTestPasses)
+    out.push_back(p.name);
+  return out;
+}
+
+//===-- Instrumentation ---------------------------------------------------===//
+
+bool Compilation::wantsPrintAfter(std::string_view name) const {
+  return options.printAfterAll ||
+         std::find(options.printAfter.begin(), options.printAfter.end(), name) != options.printAfter.end();
+}
+
+void Compilation::dump(std::string_view name, const std::string &ir) const {
+  std::fprintf(stderr, "// -----// IR Dump After %.*s //----- //\n%s\n", static_cast<int>(name.size()), name.data(),
+               ir.c_str());
+}
+
+void Compilation::addTime(std::string_view name, double seconds) {
+  for (auto &[n, s] : times_)
+    if (n == name) {
+      s += seconds;
+      return;
+    }
+  times_.emplace_back(std::string(name), seconds);
+}
+
+Compilation::~Compilation() {
+  if (!options.timePasses || times_.empty())
+    return;
+  double total = 0;
+  for (const auto &[name, s] : times_)
+    total += s;
+  std::fprintf(stderr,
+               "===-------------------------------------------------------------------------===\n"
+               "                      ... Pass execution timing report ...\n"
+               "===-------------------------------------------------------------------------===\n"
+               "  Total Execution Time: %.4f seconds\n\n"
+               "   ---Wall Time---  --- Name ---\n",
+               total);
+  for (const auto &[name, s] : times_)
+    std::fprintf(stderr, "   %7.4f (%5.1f%%)  %s\n", s, total > 0 ? 100.0 * s / total : 0.0, name.c_str());
+  std::fprintf(stderr, "   %7.4f (100.0%%)  Total\n", total);
+}
+
+//===-- The steps, in order -----------------------------------------------===//
+
+Checked frontEnd(Compilation &c, FileId file) {
+  Checked out;
+  size_t before = c.diags.errorCount();
+  out.program = c.timed("parse", [&] { return syntax::parse(c.sources, file, c.diags, c.options.limits); });
+  if (c.diags.errorCount() > before)
+    return out;
+  out.checked = c.timed("check", [&] {
+    return c.options.solver ? sema::check(c.sources, out.program, c.diags, *c.options.solver)
+                  : sema::check(c.sources, out.program, c.diags);
+  });
+  out.ok = c.diags.errorCount() == before;
+  return out;
+}
+
+std::optional<ir::Module> instantiateEntry(Compilation &c, const Checked &source,
+                                           const instantiate::BuildRequest &request) {
+  std::optional<ir::Module> m = c.timed(
+      "instantiate", [&] { return instantiate::build(c.sources, source.program, source.checked, request, c.diags); });
+  if (!m)
+    return std::nullopt;
+  c.printAfter("instantiate", true, [&] { return ir::print(*m); });
+  if (!c.timed("verify", [&] { return verifyAfter(c, "instantiate", *m); }))
+    return std::nullopt;
+  return m;
+}
+
+std::optional<ir::Module> readIr(Compilation &c, FileId file) {
+  std::optional<ir::Module> m = c.timed("parse", [&] { return ir::parse(c.sources, file, c.diags); });
+  if (!m)
+    return std::nullopt;
+  bool valid = c.timed("verify", [&] {
+    std::vector<ir::VerifierError> problems = ir::verify(*m);
+    for (const ir::VerifierError &e : problems)
+      c.diags.error(code::E0301, e.where(), e.message); // the input's problem, not Keel's
+    return problems.empty();
+  });
+  if (!valid)
+    return std::nullopt;
+  return m;
+}
+
+bool runPasses(Compilation &c, ir::Module &m) {
+  auto run = [&](const TensorPass &p) {
+    bool changed = c.timed(p.name, [&] { return p.run(m); });
+    c.printAfter(p.name, changed, [&] { return ir::print(m); });
+    return !changed || c.timed("verify", [&] { return verifyAfter(c, p.name, m); });
+  };
+  for (const TensorPass &p : kDefaultPasses)
+    if (!run(p))
+      return false;
+  for (const std::string &name : c.options.testPasses)
+    for (const TensorPass &p : kTestPasses)
+      if (p.name == name && !run(p))
+        return false;
+  return true;
+}
+
+std::optional<loop::Module> lowerForCpu(Compilation &c, const ir::Module &m, loop::Module into) {
+  loop::Schedule schedule; // --exit reference: none
+  switch (c.options.exit) {
+  case Exit::Cpu:
+    schedule = c.timed("schedule", [&] { return loop::cpuSchedule(m); });
+    c.printAfter("schedule", true, [&] { return loop::printSchedule(m, schedule); });
+    break;
+  case Exit::CpuReference: break;
+  }
+  c.timed("lower", [&] { loop::lowerTensorModule(m, schedule, into); });
+  c.printAfter("lower", true, [&] { return loop::print(into); });
+  if (!c.timed("verify", [&] { return verifyLoops(c, "lower", into); }))
+    return std::nullopt;
+  return into;
+}
+
+std::optional<loop::Module> compileProgram(Compilation &c, FileId file) {
+  Checked source = frontEnd(c, file);
+  if (!source.ok)
+    return std::nullopt;
+  std::optional<instantiate::ScalarProgram> program = c.timed("instantiate", [&] {
+    return instantiate::lowerScalarProgram(c.sources, source.program, source.checked, c.diags);
+  });
+  if (!program)
+    return std::nullopt;
+  c.printAfter("instantiate", true, [&] { return loop::print(program->scalar) + "\n" + ir::print(program->tensors); });
+  // (The scalar loop IR calls tensor functions lowered below: it is
+  // verified whole after `lower`.)
+  if (!c.timed("verify", [&] { return verifyAfter(c, "instantiate", program->tensors); }) ||
+      !runPasses(c, program->tensors))
+    return std::nullopt;
+  return lowerForCpu(c, program->tensors, std::move(program->scalar));
+}
+
+std::unique_ptr<codegen::Program> jit(Compilation &c, const loop::Module &m) {
+  std::string error;
+  std::unique_ptr<codegen::Program> program = c.timed("llvm", [&] { return codegen::Program::compile(m, error); });
+  if (!program)
+    c.diags.internalError(Span{}, "LLVM code generation failed: " + error);
+  return program;
+}
+
+} // namespace keel::pipeline

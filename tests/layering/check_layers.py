@@ -1,0 +1,103 @@
+"""The layering of docs/architecture.md, checked on what was built.
+
+Each library may use only the layers below it. Two checks, each able to
+fail on its own:
+  * links: the transitive closure of each library's CMake link libraries
+    (written by CMake into layers.txt) holds only layers it may use; in
+    particular the tensor IR core, the transforms, the loop IR and code
+    generation never link the front end (keel_syntax, keel_sema, Z3);
+  * symbols: every C++ symbol a library's objects leave undefined (nm) is
+    in a namespace of a layer it may use, and only keel_sema calls Z3.
+
+    check_layers.py LAYERS.TXT LIBRARY-DIR
+"""
+import os
+import re
+import subprocess
+import sys
+
+# library: (its namespaces, the libraries below it that it may use)
+LAYERS = {
+    "keel_support": ({""}, set()),
+    "keel_numerics": ({"fp"}, set()),
+    "keel_runtime": ({"rt"}, {"keel_numerics"}),
+    "keel_syntax": ({"syntax"}, {"keel_support"}),
+    "keel_sema": ({"sema"}, {"keel_syntax", "keel_numerics", "keel_support"}),
+    "keel_ir": ({"ir"}, {"keel_numerics", "keel_support"}),
+    "keel_transforms": ({"transforms"}, {"keel_ir", "keel_numerics", "keel_support"}),
+    "keel_loop": ({"loop"}, {"keel_ir", "keel_runtime", "keel_numerics", "keel_support"}),
+    "keel_codegen": ({"codegen"}, {"keel_loop", "keel_ir", "keel_runtime", "keel_numerics", "keel_support"}),
+    "keel_instantiate": ({"instantiate"}, {"keel_sema", "keel_syntax", "keel_ir", "keel_loop", "keel_runtime",
+                                           "keel_numerics", "keel_support"}),
+}
+LAYERS["keel_pipeline"] = ({"pipeline"}, set(LAYERS) - {"keel_pipeline"})
+NAMESPACE_OF = {}
+for library, (namespaces, _) in LAYERS.items():
+    for n in namespaces:
+        NAMESPACE_OF[n] = library
+FRONT_END = {"keel_syntax", "keel_sema"}
+
+
+def read_links(path):
+    links = {}
+    with open(path) as f:
+        for line in f:
+            name, _, deps = line.strip().partition(":")
+            links[name] = [d for d in deps.strip().split(";") if d]
+    return links
+
+
+def closure(links, library):
+    seen, work = set(), list(links.get(library, []))
+    while work:
+        d = work.pop()
+        if d not in seen:
+            seen.add(d)
+            work += links.get(d, [])
+    return seen
+
+
+def main():
+    links, library_dir = read_links(sys.argv[1]), sys.argv[2]
+    problems = []
+    for library, (_, allowed) in LAYERS.items():
+        reached = closure(links, library)
+        for d in sorted(reached):
+            if d.startswith("keel_") and d not in allowed:
+                problems.append(f"{library} links {d}, a layer it may not use")
+            if "z3" in d.lower() and library not in ("keel_sema", "keel_instantiate", "keel_pipeline"):
+                problems.append(f"{library} links Z3 ({d})")
+        if library in ("keel_ir", "keel_transforms", "keel_loop", "keel_codegen") and reached & FRONT_END:
+            problems.append(f"{library} links the front end: {sorted(reached & FRONT_END)}")
+
+        archive = None
+        for root, _, names in os.walk(library_dir):
+            if f"lib{library}.a" in names:
+                archive = os.path.join(root, f"lib{library}.a")
+        if archive is None:
+            problems.append(f"lib{library}.a not found under {library_dir}")
+            continue
+        nm = subprocess.run(["nm", "-C", "--undefined-only", archive], capture_output=True, text=True, check=True)
+        own = LAYERS[library][0]
+        used = set()
+        for symbol in nm.stdout.splitlines():
+            m = re.search(r"\bkeel::(?:([a-z]+)::)?", symbol)
+            if m:
+                used.add(m.group(1) or "")
+            if re.search(r"\bZ3_", symbol) and library != "keel_sema":
+                problems.append(f"{library} calls Z3: {symbol.strip()}")
+        for n in sorted(used):
+            if n in own:
+                continue
+            owner = NAMESPACE_OF.get(n)
+            if owner is None:
+                problems.append(f"{library} uses keel::{n}::, which no layer declares")
+            elif owner not in allowed:
+                problems.append(f"{library} uses keel::{n}:: (layer {owner}), which is above it or beside it")
+    for p in problems:
+        print("layering:", p)
+    print(f"{len(LAYERS)} libraries checked, {len(problems)} problems")
+    sys.exit(1 if problems else 0)
+
+
+main()
