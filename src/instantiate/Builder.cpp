@@ -1,6 +1,8 @@
 //===- Builder.cpp - Instantiating checked tensor functions as IR --------===//
 #include "keel/instantiate/Builder.h"
 
+#include "keel/ir/Infer.h"
+
 #include "keel/numerics/Format.h"
 #include "keel/support/Codes.h"
 
@@ -329,7 +331,37 @@ private:
 
   //===-- Emitting ---------------------------------------------------------===//
 
+  /// Adds `op`, whose result type is `result` (from the checker's types);
+  /// one the operation's type rule (ir/Infer.h) does not give is Keel's bug.
   ValueId emit(Op op, TensorType result, Span at) {
+    if (op.kind != OpKind::Call) {
+      std::optional<TensorType> rule = inferred(op, result, at);
+      if (!(*rule == result)) {
+        diags_.internalError(at, "the tensor IR builder typed `" + opName(op) + "` " + typeText(result) +
+                                     " but its type rule gives " + typeText(*rule));
+        throw Fail{};
+      }
+    }
+    return add(std::move(op), std::move(result), at);
+  }
+  /// Adds `op` with the type its rule gives; `target` supplies what is an
+  /// attribute of the operation (Infer.h).
+  ValueId emitInferred(Op op, const TensorType &target, Span at) {
+    TensorType t = *inferred(op, target, at);
+    return add(std::move(op), std::move(t), at);
+  }
+  std::optional<TensorType> inferred(const Op &op, const TensorType &target, Span at) {
+    std::vector<TensorType> operands;
+    for (ValueId v : op.operands)
+      operands.push_back(type(v));
+    Inferred rule = inferResultType(op, operands, target);
+    if (!rule.type) {
+      diags_.internalError(at, "the tensor IR builder made an invalid `" + opName(op) + "`: " + rule.error);
+      throw Fail{};
+    }
+    return rule.type;
+  }
+  ValueId add(Op op, TensorType result, Span at) {
     ValueId v = fn_->newValue(result);
     op.results.push_back(v);
     op.resultTypes.push_back(std::move(result));
@@ -699,15 +731,12 @@ private:
       acc = DType::Bool;
       break;
     }
-    std::vector<int64_t> reducedShape;
-    for (size_t i = 0; i < in.rank(); ++i)
-      if (!std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i)))
-        reducedShape.push_back(in.shape[i]);
     Op op = make(OpKind::Reduce, {input});
     op.combiner = combiner;
     op.dims = axes;
     op.acc = acc;
-    ValueId v = emit(std::move(op), TensorType::make(result.dtype, reducedShape), c.span);
+    ValueId v = emitInferred(std::move(op), TensorType::make(result.dtype, {}), c.span);
+    std::vector<int64_t> reducedShape = type(v).shape;
     if (c.callee == "mean") {
       int64_t count = 1;
       for (int64_t a : axes)

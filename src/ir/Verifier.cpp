@@ -1,6 +1,9 @@
 //===- Verifier.cpp - One check per rule, each with its message ----------===//
 #include "keel/ir/Verifier.h"
 
+#include "keel/ir/Infer.h"
+#include "keel/support/Permutation.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -62,27 +65,11 @@ private:
       error(op, what + " " + typeText(t) + " has more bytes than int64 can count");
       return false;
     }
-    std::vector<int64_t> sorted = t.minorToMajor;
-    std::sort(sorted.begin(), sorted.end());
-    bool permutation = sorted.size() == t.rank();
-    for (size_t i = 0; permutation && i < sorted.size(); ++i)
-      permutation = sorted[i] == static_cast<int64_t>(i);
-    if (!permutation) {
+    if (!isPermutation(t.minorToMajor, t.rank())) {
       error(op, what + " " + typeText(t) + " has a layout that is not a permutation of its dimensions");
       return false;
     }
     return true;
-  }
-
-  std::string mn(const Op &op) const {
-    std::string m(opInfo(op.kind).mnemonic);
-    switch (op.kind) {
-    case OpKind::Unary: return m + "." + std::string(unaryName(op.unary));
-    case OpKind::Binary: return m + "." + std::string(binaryName(op.binary));
-    case OpKind::Compare: return m + "." + std::string(compareName(op.compare));
-    case OpKind::Reduce: return m + "." + std::string(combinerName(op.combiner));
-    default: return m;
-    }
   }
 
   void op(const Op &o, const std::vector<TensorType> &returnTypes, bool inRegion) {
@@ -90,26 +77,26 @@ private:
     // Stage 1: structure.
     for (ValueId v : o.operands)
       if (v >= defined_.size() || !defined_[v]) {
-        error(&o, "`" + mn(o) + "` uses a value before its definition (or from another function)");
+        error(&o, "`" + opName(o) + "` uses a value before its definition (or from another function)");
         return;
       }
     if (info.operands >= 0 && o.operands.size() != static_cast<size_t>(info.operands)) {
-      error(&o, "`" + mn(o) + "` takes " + std::to_string(info.operands) + " operands, not " +
+      error(&o, "`" + opName(o) + "` takes " + std::to_string(info.operands) + " operands, not " +
                     std::to_string(o.operands.size()));
       return;
     }
     if (info.results >= 0 && o.results.size() != static_cast<size_t>(info.results)) {
-      error(&o, "`" + mn(o) + "` has " + std::to_string(info.results) + " results, not " +
+      error(&o, "`" + opName(o) + "` has " + std::to_string(info.results) + " results, not " +
                     std::to_string(o.results.size()));
       return;
     }
     if (o.results.size() != o.resultTypes.size()) {
-      error(&o, "`" + mn(o) + "` names " + std::to_string(o.results.size()) + " results but types " +
+      error(&o, "`" + opName(o) + "` names " + std::to_string(o.results.size()) + " results but types " +
                     std::to_string(o.resultTypes.size()));
       return;
     }
     if (inRegion && !info.fusible && o.kind != OpKind::Return)
-      error(&o, "`" + mn(o) + "` cannot be inside a fusion region");
+      error(&o, "`" + opName(o) + "` cannot be inside a fusion region");
     if (o.kind == OpKind::Fusion)
       region(o); // defines the region's values before the results
     for (ValueId r : o.results)
@@ -154,256 +141,20 @@ private:
   bool same(const Op &o, const TensorType &a, const TensorType &b, const std::string &what) {
     if (a == b)
       return true;
-    error(&o, "`" + mn(o) + "`: " + what + ": " + typeText(a) + " and " + typeText(b) +
+    error(&o, "`" + opName(o) + "`: " + what + ": " + typeText(a) + " and " + typeText(b) +
                   " differ (no implicit conversion, broadcast or layout change)");
     return false;
   }
 
   void rule(const Op &o, const std::vector<TensorType> &returnTypes) {
     auto operand = [&](size_t i) -> const TensorType & { return typeOf(o.operands[i]); };
-    const TensorType *result = o.resultTypes.empty() ? nullptr : &o.resultTypes[0];
-    auto shapeIs = [&](const std::vector<int64_t> &shape, const char *rule) {
-      if (result->shape == shape)
-        return true;
-      TensorType expected = TensorType::make(result->dtype, shape);
-      error(&o, "`" + mn(o) + "` must give shape " + typeText(expected).substr(typeText(expected).find('[')) +
-                    " (" + rule + "), not " + typeText(*result));
-      return false;
-    };
     switch (o.kind) {
-    case OpKind::Unary:
-      if (same(o, operand(0), *result, "operand and result") && !isLegal(o.unary, result->dtype))
-        error(&o, "`" + mn(o) + "` is not defined for " + std::string(dtypeName(result->dtype)));
+    case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
+    case OpKind::Constant: case OpKind::Iota: case OpKind::BroadcastInDim: case OpKind::Reshape:
+    case OpKind::Transpose: case OpKind::Slice: case OpKind::Concatenate: case OpKind::Reduce:
+    case OpKind::DotGeneral: case OpKind::Copy: case OpKind::Relayout:
+      inferred(o);
       return;
-    case OpKind::Binary:
-      if (same(o, operand(0), operand(1), "operands") && same(o, operand(0), *result, "operand and result") &&
-          !isLegal(o.binary, result->dtype))
-        error(&o, "`" + mn(o) + "` is not defined for " + std::string(dtypeName(result->dtype)));
-      return;
-    case OpKind::Compare:
-      if (same(o, operand(0), operand(1), "operands")) {
-        TensorType expected = operand(0);
-        expected.dtype = DType::Bool;
-        same(o, *result, expected, "the result must be pred of the operands' shape");
-      }
-      return;
-    case OpKind::Select: {
-      TensorType predShape = operand(1);
-      predShape.dtype = DType::Bool;
-      same(o, operand(0), predShape, "the condition must be pred of the values' shape");
-      if (same(o, operand(1), operand(2), "the two values"))
-        same(o, operand(1), *result, "values and result");
-      return;
-    }
-    case OpKind::Convert: {
-      TensorType expected = operand(0);
-      expected.dtype = result->dtype;
-      same(o, *result, expected, "convert changes only the element type");
-      return;
-    }
-    case OpKind::Constant: {
-      int64_t count = result->elementCount().value_or(0);
-      if (o.constant.size() != 1 && static_cast<int64_t>(o.constant.size()) != count) {
-        error(&o, "`constant` has " + std::to_string(o.constant.size()) + " values for " + std::to_string(count) +
-                      " elements (give 1 to splat, or one per element)");
-        return;
-      }
-      int bits = encodingBits(result->dtype);
-      for (uint64_t v : o.constant)
-        if ((bits < 64 && (v >> bits) != 0) || (result->dtype == DType::TF32 && (v & 0x1FFF))) {
-          error(&o, "`constant` value is not an encoding of " + std::string(dtypeName(result->dtype)));
-          return;
-        }
-      return;
-    }
-    case OpKind::Iota:
-      if (o.axis < 0 || static_cast<size_t>(o.axis) >= result->rank() || result->dtype == DType::Bool)
-        error(&o, "`iota` needs an axis of the result and a numeric element type");
-      return;
-    case OpKind::BroadcastInDim: {
-      const TensorType &in = operand(0);
-      if (in.dtype != result->dtype) {
-        same(o, in, *result, "element types");
-        return;
-      }
-      bool ok = o.dims.size() == in.rank();
-      for (size_t i = 0; ok && i < o.dims.size(); ++i) {
-        int64_t d = o.dims[i];
-        ok = d >= 0 && static_cast<size_t>(d) < result->rank() && (i == 0 || d > o.dims[i - 1]) &&
-             (in.shape[i] == result->shape[static_cast<size_t>(d)] || in.shape[i] == 1);
-      }
-      if (!ok)
-        error(&o, "`broadcast_in_dim` dims must map each operand dimension, in increasing order, to a result "
-                  "dimension of the same size (or from size 1)");
-      return;
-    }
-    case OpKind::Reshape:
-      if (operand(0).dtype != result->dtype)
-        same(o, operand(0), *result, "element types");
-      else if (operand(0).elementCount() != result->elementCount())
-        error(&o, "`reshape` must keep the number of elements: " + typeText(operand(0)) + " to " + typeText(*result));
-      return;
-    case OpKind::Transpose: {
-      const TensorType &in = operand(0);
-      std::vector<int64_t> sorted = o.dims;
-      std::sort(sorted.begin(), sorted.end());
-      bool permutation = sorted.size() == in.rank();
-      for (size_t i = 0; permutation && i < sorted.size(); ++i)
-        permutation = sorted[i] == static_cast<int64_t>(i);
-      if (!permutation) {
-        error(&o, "`transpose` perm is not a permutation of the operand's dimensions");
-        return;
-      }
-      std::vector<int64_t> shape;
-      for (int64_t p : o.dims)
-        shape.push_back(in.shape[static_cast<size_t>(p)]);
-      if (in.dtype != result->dtype)
-        same(o, in, *result, "element types");
-      else
-        shapeIs(shape, "the permuted operand shape");
-      return;
-    }
-    case OpKind::Slice: {
-      const TensorType &in = operand(0);
-      if (o.dims.size() != in.rank() || o.limits.size() != in.rank()) {
-        error(&o, "`slice` needs a start and a limit for each dimension");
-        return;
-      }
-      std::vector<int64_t> shape;
-      for (size_t i = 0; i < in.rank(); ++i) {
-        if (o.dims[i] < 0 || o.dims[i] >= o.limits[i] || o.limits[i] > in.shape[i]) {
-          error(&o, "`slice` bounds of dimension " + std::to_string(i) + " must satisfy 0 <= start < limit <= " +
-                        std::to_string(in.shape[i]));
-          return;
-        }
-        shape.push_back(o.limits[i] - o.dims[i]);
-      }
-      if (in.dtype != result->dtype)
-        same(o, in, *result, "element types");
-      else
-        shapeIs(shape, "limit - start");
-      return;
-    }
-    case OpKind::Concatenate: {
-      if (o.operands.empty()) {
-        error(&o, "`concatenate` needs at least one operand");
-        return;
-      }
-      const TensorType &first = operand(0);
-      if (o.axis < 0 || static_cast<size_t>(o.axis) >= first.rank()) {
-        error(&o, "`concatenate` axis is not a dimension of its operands");
-        return;
-      }
-      std::vector<int64_t> shape = first.shape;
-      for (size_t i = 1; i < o.operands.size(); ++i) {
-        const TensorType &t = operand(i);
-        bool ok = t.dtype == first.dtype && t.rank() == first.rank() && t.minorToMajor == first.minorToMajor;
-        for (size_t d = 0; ok && d < t.rank(); ++d)
-          ok = static_cast<int64_t>(d) == o.axis || t.shape[d] == first.shape[d];
-        if (!ok) {
-          error(&o, "`concatenate` operands must agree except along the axis: " + typeText(first) + " and " +
-                        typeText(t));
-          return;
-        }
-        shape[static_cast<size_t>(o.axis)] += t.shape[static_cast<size_t>(o.axis)];
-      }
-      if (first.dtype != result->dtype)
-        same(o, first, *result, "element types");
-      else
-        shapeIs(shape, "the operands joined along the axis");
-      return;
-    }
-    case OpKind::Reduce: {
-      const TensorType &in = operand(0);
-      std::vector<int64_t> axes = o.dims;
-      bool ok = !axes.empty() && std::is_sorted(axes.begin(), axes.end()) &&
-                std::adjacent_find(axes.begin(), axes.end()) == axes.end() && axes.front() >= 0 &&
-                static_cast<size_t>(axes.back()) < in.rank();
-      if (!ok) {
-        error(&o, "`reduce` axes must be distinct dimensions of the operand, in increasing order");
-        return;
-      }
-      if (!isLegal(o.combiner, in.dtype)) {
-        error(&o, "`" + mn(o) + "` is not defined for " + std::string(dtypeName(in.dtype)));
-        return;
-      }
-      if (!o.acc) {
-        error(&o, "`reduce` needs an explicit accumulator type");
-        return;
-      }
-      if (!accumulatorOk(in.dtype, *o.acc, o))
-        return;
-      bool index = o.combiner == Combiner::ArgMax || o.combiner == Combiner::ArgMin;
-      if (index && result->dtype != DType::I64)
-        error(&o, "`" + mn(o) + "` gives i64 indices, not " + std::string(dtypeName(result->dtype)));
-      std::vector<int64_t> shape;
-      for (size_t i = 0; i < in.rank(); ++i)
-        if (!std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i)))
-          shape.push_back(in.shape[i]);
-      shapeIs(shape, "the operand without the reduced axes");
-      return;
-    }
-    case OpKind::DotGeneral: {
-      const TensorType &l = operand(0), &r = operand(1);
-      if (l.dtype != r.dtype) {
-        same(o, l, r, "operand element types");
-        return;
-      }
-      if (l.dtype == DType::Bool) { // products and sums of pred are not defined
-        error(&o, "`dot_general` is not defined for pred");
-        return;
-      }
-      if (!o.acc) {
-        error(&o, "`dot_general` needs an explicit accumulator type");
-        return;
-      }
-      if (!accumulatorOk(l.dtype, *o.acc, o))
-        return;
-      auto valid = [](const std::vector<int64_t> &dims, size_t rank, std::set<int64_t> &used) {
-        for (int64_t d : dims)
-          if (d < 0 || static_cast<size_t>(d) >= rank || !used.insert(d).second)
-            return false;
-        return true;
-      };
-      std::set<int64_t> lUsed, rUsed;
-      if (o.lhsBatch.size() != o.rhsBatch.size() || o.lhsContract.size() != o.rhsContract.size() ||
-          !valid(o.lhsBatch, l.rank(), lUsed) || !valid(o.lhsContract, l.rank(), lUsed) ||
-          !valid(o.rhsBatch, r.rank(), rUsed) || !valid(o.rhsContract, r.rank(), rUsed)) {
-        error(&o, "`dot_general` batch and contracting dimensions must be distinct dimensions, paired");
-        return;
-      }
-      for (size_t i = 0; i < o.lhsBatch.size(); ++i)
-        if (l.shape[static_cast<size_t>(o.lhsBatch[i])] != r.shape[static_cast<size_t>(o.rhsBatch[i])]) {
-          error(&o, "`dot_general` batch dimensions differ in size");
-          return;
-        }
-      for (size_t i = 0; i < o.lhsContract.size(); ++i)
-        if (l.shape[static_cast<size_t>(o.lhsContract[i])] != r.shape[static_cast<size_t>(o.rhsContract[i])]) {
-          error(&o, "`dot_general` contracting dimensions differ in size");
-          return;
-        }
-      // Result: batch dimensions, then lhs free, then rhs free (as XLA).
-      std::vector<int64_t> shape;
-      for (int64_t d : o.lhsBatch)
-        shape.push_back(l.shape[static_cast<size_t>(d)]);
-      for (size_t d = 0; d < l.rank(); ++d)
-        if (!lUsed.count(static_cast<int64_t>(d)))
-          shape.push_back(l.shape[d]);
-      for (size_t d = 0; d < r.rank(); ++d)
-        if (!rUsed.count(static_cast<int64_t>(d)))
-          shape.push_back(r.shape[d]);
-      shapeIs(shape, "batch, then lhs free, then rhs free dimensions");
-      return;
-    }
-    case OpKind::Copy:
-      same(o, operand(0), *result, "operand and result");
-      return;
-    case OpKind::Relayout: {
-      TensorType expected = operand(0);
-      expected.minorToMajor = result->minorToMajor;
-      same(o, *result, expected, "relayout changes only the layout");
-      return;
-    }
     case OpKind::Call: {
       const Function *callee = m_.find(o.callee);
       if (!callee) {
@@ -440,18 +191,26 @@ private:
     }
   }
 
-  /// SFEP-0054 §3.6: low precision accumulates in f32 or f64; otherwise an
-  /// accumulator of the input's kind, at least as wide.
-  bool accumulatorOk(DType in, DType acc, const Op &o) {
-    bool lowPrecision = isFloatType(in) && in != DType::F32 && in != DType::F64;
-    bool ok = lowPrecision ? (acc == DType::F32 || acc == DType::F64)
-              : in == DType::Bool ? acc == DType::Bool
-              : isFloatType(in) == isFloatType(acc) && isSignedType(in) == isSignedType(acc) &&
-                    encodingBits(acc) >= encodingBits(in);
-    if (!ok)
-      error(&o, "`" + mn(o) + "`: accumulator " + std::string(dtypeName(acc)) + " is not allowed for " +
-                    std::string(dtypeName(in)) + " input");
-    return ok;
+  /// The declared result type against the operation's type rule (Infer.h).
+  void inferred(const Op &o) {
+    std::vector<TensorType> operands;
+    for (ValueId v : o.operands)
+      operands.push_back(typeOf(v));
+    const TensorType &declared = o.resultTypes[0];
+    Inferred rule = inferResultType(o, operands, declared);
+    if (!rule.type) {
+      error(&o, rule.error);
+      return;
+    }
+    if (*rule.type == declared)
+      return;
+    if (rule.computesShape && rule.type->dtype == declared.dtype) {
+      std::string shape = typeText(*rule.type);
+      shape = shape.substr(shape.find('['), shape.find(']') - shape.find('[') + 1);
+      error(&o, "`" + opName(o) + "` must give shape " + shape + " (" + rule.rule + "), not " + typeText(declared));
+      return;
+    }
+    same(o, *rule.type, declared, rule.rule);
   }
 
   const Module &m_;

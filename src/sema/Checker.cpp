@@ -12,6 +12,7 @@
 
 #include "keel/sema/Solver.h"
 #include "keel/support/Codes.h"
+#include "keel/support/Permutation.h"
 
 #include <algorithm>
 #include <charconv>
@@ -1608,11 +1609,7 @@ private:
           ok &= v.has_value();
           axes.push_back(v.value_or(-1));
         }
-      std::vector<int64_t> sorted = axes;
-      std::sort(sorted.begin(), sorted.end());
-      for (size_t i = 0; ok && i < sorted.size(); ++i)
-        ok = sorted[i] == static_cast<int64_t>(i);
-      if (!ok || axes.size() != t->dims.size()) {
+      if (!ok || !isPermutation(axes, t->dims.size())) {
         diags_.error(code::E0204, positionalExprs[1]->span, "`" + std::string(src_.slice(positionalExprs[1]->span)) +
                                                                 "` is not a permutation of the " +
                                                                 std::to_string(t->dims.size()) + " axes of `" +
@@ -1838,17 +1835,17 @@ private:
         accArg = &a;
     Span at = accArg ? accArg->value->span : c.span;
     std::string in(scalarName(input)), ac(scalarName(*acc));
-    if (isLowPrecision(input) && *acc != Scalar::F32 && *acc != Scalar::F64) {
+    if (isLowPrecision(input) && !accumulatorAllowed(input, *acc)) {
       diags_.error(code::E0913, at, "invalid accumulator `" + ac + "` for `" + in + "` input")
           .note("reductions and contractions over low-precision inputs accumulate in f32 or f64 "
                 "(SFEP-0054 §3.6)")
           .help("use `acc: f32` (the default) or `acc: f64`");
       return fallback;
     }
-    bool otherKind = isFloat(input) != isFloat(*acc) || (isInteger(input) != isInteger(*acc)) ||
-                     input == Scalar::Bool || *acc == Scalar::Bool;
-    bool narrower = bitWidth(*acc) < bitWidth(input) || (isInteger(input) && isSigned(input) != isSigned(*acc));
-    if (!isLowPrecision(input) && (otherKind || narrower)) {
+    // (Source has no accumulating reduction over bool: `any` and `all` take no `acc:`.)
+    if (input == Scalar::Bool || !accumulatorAllowed(input, *acc)) {
+      bool otherKind = isFloat(input) != isFloat(*acc) || isInteger(input) != isInteger(*acc) ||
+                       input == Scalar::Bool || *acc == Scalar::Bool;
       diags_.error(code::E0913, at, "invalid accumulator `" + ac + "` for `" + in + "` input")
           .note(otherKind ? "the accumulator must be of the input's kind (integer or float)"
                           : "the accumulator must be at least as wide as the input")

@@ -62,8 +62,9 @@ TEST(ElementTypeTest, TheFiveLowPrecisionFormats) {
     auto t = static_cast<ElementType>(i);
     low += isLowPrecisionElement(t);
     floats += isFloatElement(t);
-    if (isFloatElement(t))
+    if (isFloatElement(t)) {
       EXPECT_TRUE(isSignedElement(t)) << elementName(t);
+    }
   }
   EXPECT_EQ(low, 5);
   EXPECT_EQ(floats, 7);
@@ -97,3 +98,22 @@ TEST(ElementTypeTest, LayerSpellings) {
 }
 
 } // namespace
+
+// SFEP-0054 §3.6's accumulator rule, case by case as the spec states it.
+TEST(ElementTypeTest, AccumulatorRule) {
+  using E = ElementType;
+  struct Case {
+    E input, acc;
+    bool allowed;
+  } cases[] = {
+      {E::F16, E::F32, true},   {E::F16, E::F16, false},       {E::BF16, E::F64, true},
+      {E::TF32, E::TF32, false}, {E::FP8E4M3FN, E::F32, true}, {E::FP8E5M2, E::BF16, false},
+      {E::F32, E::F32, true},   {E::F32, E::F64, true},        {E::F64, E::F32, false},
+      {E::I8, E::I32, true},    {E::I32, E::I8, false},        {E::I32, E::U64, false},
+      {E::U8, E::U16, true},    {E::U32, E::I64, false},       {E::I32, E::F32, false},
+      {E::F32, E::I64, false},  {E::Bool, E::Bool, true},      {E::Bool, E::I32, false},
+      {E::I4, E::I4, true},     {E::I4, E::I8, true},
+  };
+  for (const Case &c : cases)
+    EXPECT_EQ(accumulatorAllowed(c.input, c.acc), c.allowed) << elementName(c.input) << " in " << elementName(c.acc);
+}

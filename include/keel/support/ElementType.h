@@ -59,6 +59,19 @@ constexpr bool isFloatElement(ElementType t) {
 constexpr bool isLowPrecisionElement(ElementType t) { return elementInfo(t).kind == ElementKind::LowFloat; }
 constexpr bool isFp8Element(ElementType t) { return t == ElementType::FP8E4M3FN || t == ElementType::FP8E5M2; }
 
+/// SFEP-0054 §3.6, the accumulator of a reduction or contraction:
+/// low-precision floats accumulate in f32 or f64; pred in pred; every other
+/// type in a type of its kind (float, signed or unsigned integer) at least
+/// as wide. The checker, the IR's type rules and the exits all ask this.
+constexpr bool accumulatorAllowed(ElementType input, ElementType acc) {
+  if (isLowPrecisionElement(input))
+    return acc == ElementType::F32 || acc == ElementType::F64;
+  if (input == ElementType::Bool || acc == ElementType::Bool)
+    return input == acc;
+  return isFloatElement(input) == isFloatElement(acc) && isSignedElement(input) == isSignedElement(acc) &&
+         elementBits(acc) >= elementBits(input);
+}
+
 /// Parses a spelling of the table; nullopt otherwise.
 constexpr std::optional<ElementType> parseElementType(std::string_view s) {
   for (int i = 0; i < kNumElementTypes; ++i)
