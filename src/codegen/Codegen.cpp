@@ -1,6 +1,7 @@
 //===- Codegen.cpp - Loop IR to LLVM IR, and the ORC JIT -----------------===//
 #include "keel/codegen/Codegen.h"
 
+#include "keel/numerics/Format.h"
 #include "keel/numerics/Helpers.h"
 #include "keel/numerics/Math.h"
 #include "keel/runtime/Print.h"
@@ -24,26 +25,25 @@ using loop::Type;
 
 namespace {
 
-/// The format name of a low-precision type, for helper names.
-const char *formatName(Type t) {
-  switch (t) {
-  case Type::F16: return "f16";
-  case Type::BF16: return "bf16";
-  case Type::TF32: return "tf32";
-  case Type::FP8E4M3FN: return "fp8e4m3fn";
-  case Type::FP8E5M2: return "fp8e5m2";
-  default: return nullptr;
-  }
-}
+/// The format name of a floating type in helper names: its spelling.
+std::string formatName(Type t) { return std::string(loop::typeName(t)); }
 bool isLowPrecision(Type t) { return loop::isLowPrecisionType(t); }
-int formatIndex(Type t) { // keel::fp::Format order
+/// The numerics library's format of a floating type (keel_rt_print_lowp
+/// takes its index); nullopt for the other types.
+std::optional<keel::fp::Format> formatOf(Type t) {
   switch (t) {
-  case Type::F16: return 0;
-  case Type::BF16: return 1;
-  case Type::TF32: return 2;
-  case Type::FP8E4M3FN: return 3;
-  default: return 4;
+  case Type::F16: return keel::fp::Format::F16;
+  case Type::BF16: return keel::fp::Format::BF16;
+  case Type::TF32: return keel::fp::Format::TF32;
+  case Type::FP8E4M3FN: return keel::fp::Format::FP8E4M3FN;
+  case Type::FP8E5M2: return keel::fp::Format::FP8E5M2;
+  case Type::F32: return keel::fp::Format::F32;
+  case Type::F64: return keel::fp::Format::F64;
+  case Type::Bool: case Type::I4: case Type::I8: case Type::I16: case Type::I32: case Type::I64: case Type::U8:
+  case Type::U16: case Type::U32: case Type::U64: case Type::Void: case Type::Ptr:
+    return std::nullopt;
   }
+  return std::nullopt;
 }
 
 /// exp, tanh and sigmoid on f32, as inlinable LLVM IR without branches:
@@ -166,6 +166,9 @@ public:
   Emitter(llvm::LLVMContext &ctx, llvm::Module &m, const loop::Module &lm)
       : ctx_(ctx), m_(m), lm_(lm), b_(ctx), kernels_(ctx, m) {}
 
+  /// What the code generator met and cannot translate (empty: nothing).
+  const std::string &problem() const { return problem_; }
+
   void run() {
     for (const std::vector<uint8_t> &bytes : lm_.constants) {
       auto *init = llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<uint8_t>(bytes));
@@ -192,6 +195,7 @@ private:
     switch (t) {
     case Type::Void: return b_.getVoidTy();
     case Type::Bool: return b_.getInt1Ty();
+    case Type::I4: // (not in verified loop IR: i4 is computed in i8)
     case Type::I8: case Type::U8: case Type::FP8E4M3FN: case Type::FP8E5M2: return b_.getInt8Ty();
     case Type::I16: case Type::U16: case Type::F16: case Type::BF16: return b_.getInt16Ty();
     case Type::I32: case Type::U32: return b_.getInt32Ty();
@@ -436,7 +440,7 @@ private:
         callHelper("keel_rt_print_f64", b_.getVoidTy(), {v});
       else {
         llvm::Value *bits = t == Type::TF32 ? b_.CreateBitCast(v, b_.getInt32Ty()) : v;
-        callHelper("keel_rt_print_lowp", b_.getVoidTy(), {b_.getInt32(formatIndex(t)), b_.CreateZExt(bits, b_.getInt64Ty())});
+        callHelper("keel_rt_print_lowp", b_.getVoidTy(), {b_.getInt32(static_cast<int>(*formatOf(t))), b_.CreateZExt(bits, b_.getInt64Ty())});
       }
     }
   }
@@ -564,7 +568,7 @@ private:
     Type t = e.type;
     if (isLowPrecision(t)) {
       static const char *names[] = {"add", "sub", "mul", "div"};
-      return callHelper(std::string("keel_") + formatName(t) + "_" + names[static_cast<int>(e.binary)], carrier(t), {l, r});
+      return callHelper("keel_" + formatName(t) + "_" + names[static_cast<int>(e.binary)], carrier(t), {l, r});
     }
     if (t == Type::F32 || t == Type::F64) {
       switch (e.binary) {
@@ -574,8 +578,11 @@ private:
       case Op::Div: return b_.CreateFDiv(l, r);
       case Op::Pow: return callHelper(t == Type::F32 ? "keel_pow_f32" : "keel_pow_f64", carrier(t), {l, r});
       case Op::Min: case Op::Max: return minMax(e.binary == Op::Max, l, r, t);
-      default: return b_.CreateFRem(l, r); // fmod
+      case Op::Rem: return b_.CreateFRem(l, r); // fmod
+      case Op::And: case Op::Or: case Op::Xor: case Op::LogicalAnd: case Op::LogicalOr:
+        return cannot("a float `" + std::string(loop::binaryName(e.binary)) + "`", t);
       }
+      return cannot("an unknown binary operation", t);
     }
     bool isSigned = loop::isSignedType(t);
     llvm::Type *c = carrier(t);
@@ -605,8 +612,10 @@ private:
       llvm::Value *rem = isSigned ? b_.CreateSRem(l, safe) : b_.CreateURem(l, safe);
       return b_.CreateSelect(byZero, l, b_.CreateSelect(overflow, zero, rem));
     }
-    default: return nullptr;
+    case Op::Pow: case Op::LogicalAnd: case Op::LogicalOr:
+      return cannot("an integer `" + std::string(loop::binaryName(e.binary)) + "`", t);
     }
+    return cannot("an unknown binary operation", t);
   }
 
   /// IEEE 754-2019 maximum / minimum: a NaN operand is the result (the
@@ -700,11 +709,27 @@ private:
   std::vector<llvm::GlobalVariable *> constants_;
   F32Kernels kernels_;
   std::vector<LoopTargets> loops_;
+  std::string problem_;
+
+  /// Records something verified loop IR never holds; the module is then
+  /// refused as a whole (an internal compiler error).
+  llvm::Value *cannot(const std::string &what, Type t) {
+    if (problem_.empty())
+      problem_ = what + " on " + std::string(loop::typeName(t)) + " in @" + std::string(fn_ ? fn_->getName() : "?");
+    return llvm::PoisonValue::get(carrier(t));
+  }
 };
 
-std::unique_ptr<llvm::Module> emit(const loop::Module &m, llvm::LLVMContext &ctx) {
+/// The LLVM module of a verified loop IR module, or null with `error` set
+/// when the code generator met something it cannot translate (Keel's bug).
+std::unique_ptr<llvm::Module> emit(const loop::Module &m, llvm::LLVMContext &ctx, std::string &error) {
   auto module = std::make_unique<llvm::Module>("keel", ctx);
-  Emitter(ctx, *module, m).run();
+  Emitter emitter(ctx, *module, m);
+  emitter.run();
+  if (!emitter.problem().empty()) {
+    error = "the code generator cannot translate " + emitter.problem();
+    return nullptr;
+  }
   return module;
 }
 
@@ -798,8 +823,10 @@ bool optimize(llvm::Module &module, std::string &error) {
 
 std::string emitLLVMText(const loop::Module &m, bool optimized) {
   llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> module = emit(m, ctx);
   std::string text;
+  std::unique_ptr<llvm::Module> module = emit(m, ctx, text);
+  if (!module)
+    return "; internal compiler error: " + text + "\n";
   if (optimized && !optimize(*module, text))
     return "; could not optimize: " + text + "\n";
   llvm::raw_string_ostream os(text);
@@ -809,7 +836,9 @@ std::string emitLLVMText(const loop::Module &m, bool optimized) {
 
 bool checkLLVM(const loop::Module &m, std::string &problems) {
   llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> module = emit(m, ctx);
+  std::unique_ptr<llvm::Module> module = emit(m, ctx, problems);
+  if (!module)
+    return false;
   llvm::raw_string_ostream os(problems);
   return !llvm::verifyModule(*module, &os);
 }
@@ -825,7 +854,9 @@ std::unique_ptr<Program> Program::compile(const loop::Module &m, std::string &er
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   auto ctx = std::make_unique<llvm::LLVMContext>();
-  std::unique_ptr<llvm::Module> module = emit(m, *ctx);
+  std::unique_ptr<llvm::Module> module = emit(m, *ctx, error);
+  if (!module)
+    return nullptr;
   std::string problems;
   llvm::raw_string_ostream os(problems);
   if (llvm::verifyModule(*module, &os)) {
@@ -882,7 +913,12 @@ std::optional<int64_t> Program::run(const std::string &function, std::string &er
     return 0;
   case Type::I64:
     return address->toPtr<int64_t (*)()>()();
-  default:
+  case Type::Bool: case Type::I4: case Type::I8: case Type::I16: case Type::I32: case Type::U8: case Type::U16:
+  case Type::U32: case Type::U64: case Type::F16: case Type::BF16: case Type::TF32: case Type::FP8E4M3FN:
+  case Type::FP8E5M2: case Type::F32: case Type::F64: case Type::Ptr:
+    break;
+  }
+  {
     error = "`" + function + "` returns " + std::string(loop::typeName(f->result)) + ", not i64 or nothing";
     return std::nullopt;
   }

@@ -25,29 +25,11 @@ namespace {
 
 struct Fail {};
 
+/// The loop IR type of a checked scalar type (i4 is computed in i8).
 Type typeOf(const sema::Type &t) {
   if (t.is(sema::Type::Kind::Void))
     return Type::Void;
-  switch (t.scalar) {
-  case Scalar::Bool: return Type::Bool;
-  case Scalar::I4: return Type::I8;
-  case Scalar::I8: return Type::I8;
-  case Scalar::I16: return Type::I16;
-  case Scalar::I32: return Type::I32;
-  case Scalar::I64: return Type::I64;
-  case Scalar::U8: return Type::U8;
-  case Scalar::U16: return Type::U16;
-  case Scalar::U32: return Type::U32;
-  case Scalar::U64: return Type::U64;
-  case Scalar::F16: return Type::F16;
-  case Scalar::BF16: return Type::BF16;
-  case Scalar::TF32: return Type::TF32;
-  case Scalar::FP8E4M3FN: return Type::FP8E4M3FN;
-  case Scalar::FP8E5M2: return Type::FP8E5M2;
-  case Scalar::F32: return Type::F32;
-  case Scalar::F64: return Type::F64;
-  }
-  return Type::Void;
+  return loop::typeOf(t.scalar == Scalar::I4 ? Scalar::I8 : t.scalar);
 }
 
 bool isScalarSignature(const sema::FunctionSig &s) {

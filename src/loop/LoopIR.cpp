@@ -8,9 +8,6 @@
 namespace keel::loop {
 
 namespace {
-constexpr std::array<std::string_view, 18> kTypeNames = {
-    "void", "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
-    "f16", "bf16", "tf32", "fp8e4m3fn", "fp8e5m2", "f32", "f64", "ptr"};
 constexpr std::array<std::string_view, 13> kBinary = {"add", "sub", "mul", "div", "rem", "and", "or",
                                                       "xor", "land", "lor", "pow", "min", "max"};
 constexpr std::array<std::string_view, 12> kUnary = {"neg", "not",     "bitnot", "abs",  "exp",  "log",
@@ -18,7 +15,20 @@ constexpr std::array<std::string_view, 12> kUnary = {"neg", "not",     "bitnot",
 constexpr std::array<std::string_view, 6> kCompare = {"eq", "ne", "lt", "le", "gt", "ge"};
 } // namespace
 
-std::string_view typeName(Type t) { return kTypeNames[static_cast<size_t>(t)]; }
+std::string_view binaryName(BinaryOp op) { return kBinary[static_cast<size_t>(op)]; }
+std::string_view unaryName(UnaryOp op) { return kUnary[static_cast<size_t>(op)]; }
+
+std::optional<ElementType> elementOf(Type t) {
+  if (t == Type::Void || t == Type::Ptr)
+    return std::nullopt;
+  return static_cast<ElementType>(t);
+}
+
+std::string_view typeName(Type t) {
+  if (std::optional<ElementType> e = elementOf(t))
+    return elementName(*e);
+  return t == Type::Void ? "void" : "ptr";
+}
 
 const std::vector<RuntimeHelper> &runtimeHelpers() {
   static const std::vector<RuntimeHelper> helpers = {
@@ -137,37 +147,25 @@ StmtPtr makeFree(Slot slot) {
 }
 
 bool isIntegerType(Type t) {
-  switch (t) {
-  case Type::I8: case Type::I16: case Type::I32: case Type::I64:
-  case Type::U8: case Type::U16: case Type::U32: case Type::U64:
-    return true;
-  default:
-    return false;
-  }
+  std::optional<ElementType> e = elementOf(t);
+  return e && isIntegerElement(*e);
 }
 bool isSignedType(Type t) {
-  return t == Type::I8 || t == Type::I16 || t == Type::I32 || t == Type::I64;
+  std::optional<ElementType> e = elementOf(t);
+  return e && elementInfo(*e).kind == ElementKind::Signed;
 }
 bool isFloatType(Type t) {
-  switch (t) {
-  case Type::F16: case Type::BF16: case Type::TF32: case Type::FP8E4M3FN: case Type::FP8E5M2:
-  case Type::F32: case Type::F64:
-    return true;
-  default:
-    return false;
-  }
+  std::optional<ElementType> e = elementOf(t);
+  return e && isFloatElement(*e);
 }
-bool isLowPrecisionType(Type t) { return isFloatType(t) && t != Type::F32 && t != Type::F64; }
+bool isLowPrecisionType(Type t) {
+  std::optional<ElementType> e = elementOf(t);
+  return e && isLowPrecisionElement(*e);
+}
 int typeBits(Type t) {
-  switch (t) {
-  case Type::Void: return 0;
-  case Type::Bool: return 1;
-  case Type::I8: case Type::U8: case Type::FP8E4M3FN: case Type::FP8E5M2: return 8;
-  case Type::I16: case Type::U16: case Type::F16: case Type::BF16: return 16;
-  case Type::I32: case Type::U32: case Type::F32: case Type::TF32: return 32;
-  case Type::I64: case Type::U64: case Type::F64: case Type::Ptr: return 64;
-  }
-  return 0;
+  if (std::optional<ElementType> e = elementOf(t))
+    return elementBits(*e);
+  return t == Type::Ptr ? 64 : 0;
 }
 
 const Function *Module::find(std::string_view name) const {
@@ -332,6 +330,11 @@ public:
     loops_ = 0;
     if (f.params > f.slots.size())
       problem("more parameters than slots");
+    for (Type t : f.slots)
+      if (t == Type::I4)
+        problem("a slot of type i4 (i4 is computed and stored in i8)");
+    if (f.result == Type::I4)
+      problem("an i4 result (i4 is computed and stored in i8)");
     block(f.body);
   }
 
@@ -342,6 +345,8 @@ private:
     std::vector<Type> ops;
     for (const ExprPtr &o : e.operands)
       ops.push_back(expr(*o));
+    if (e.type == Type::I4)
+      problem("an expression of type i4 (i4 is computed and stored in i8)");
     auto arity = [&](size_t n) {
       if (ops.size() == n)
         return true;

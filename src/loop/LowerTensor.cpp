@@ -39,25 +39,9 @@ using ir::TensorType;
 using ir::ValueId;
 
 Type storageType(DType t) {
-  switch (t) {
-  case DType::Bool: return Type::U8;
-  case DType::I4: case DType::I8: return Type::I8;
-  case DType::I16: return Type::I16;
-  case DType::I32: return Type::I32;
-  case DType::I64: return Type::I64;
-  case DType::U8: return Type::U8;
-  case DType::U16: return Type::U16;
-  case DType::U32: return Type::U32;
-  case DType::U64: return Type::U64;
-  case DType::F16: return Type::F16;
-  case DType::BF16: return Type::BF16;
-  case DType::TF32: return Type::TF32;
-  case DType::FP8E4M3FN: return Type::FP8E4M3FN;
-  case DType::FP8E5M2: return Type::FP8E5M2;
-  case DType::F32: return Type::F32;
-  case DType::F64: return Type::F64;
-  }
-  return Type::Void;
+  if (t == DType::Bool)
+    return Type::U8;
+  return typeOf(t == DType::I4 ? DType::I8 : t);
 }
 
 std::string entryName(const std::string &name) { return name + ".entry"; }

@@ -24,7 +24,7 @@ extern "C" size_t keel_dtype_size(uint8_t dtype) {
   case KEEL_I16: case KEEL_U16: case KEEL_F16: case KEEL_BF16: return 2;
   case KEEL_I32: case KEEL_U32: case KEEL_F32: case KEEL_TF32: return 4;
   case KEEL_I64: case KEEL_U64: case KEEL_F64: return 8;
-  default: return 0;
+  default: return 0; // a code from outside the table (any byte)
   }
 }
 

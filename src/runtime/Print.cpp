@@ -27,7 +27,7 @@ std::string shortest(keel::fp::Format f, uint64_t bits) {
   switch (keel::fp::classify(f, bits)) {
   case keel::fp::FpClass::NaN: return "nan";
   case keel::fp::FpClass::Infinity: return keel::fp::signBit(f, bits) ? "-inf" : "inf";
-  default: break;
+  case keel::fp::FpClass::Zero: case keel::fp::FpClass::Subnormal: case keel::fp::FpClass::Normal: break;
   }
   double v = keel::fp::toF64(f, bits);
   char buf[400];
@@ -68,7 +68,7 @@ std::string element(const KeelBuffer &b, int64_t offset) {
   case KEEL_FP8E5M2: return shortest(keel::fp::Format::FP8E5M2, bits);
   case KEEL_F32: return shortest(keel::fp::Format::F32, bits);
   case KEEL_F64: return shortest(keel::fp::Format::F64, bits);
-  default: return "?";
+  default: return "?"; // a code from outside the table (any byte)
   }
 }
 

@@ -702,8 +702,11 @@ private:
       return i.elseStmt && alwaysReturns(i.thenBlock) && alwaysReturns(*i.elseStmt);
     }
     case StmtKind::Loop: return !containsBreak(s.as<LoopStmt>()->body);
-    default: return false;
+    case StmtKind::Let: case StmtKind::Assign: case StmtKind::For: case StmtKind::While: case StmtKind::Break:
+    case StmtKind::Continue: case StmtKind::Assert: case StmtKind::Expr:
+      return false;
     }
+    return false;
   }
   /// Whether a `break` in `b` leaves the loop whose body `b` is.
   static bool containsBreak(const Block &b) {
@@ -720,8 +723,12 @@ private:
       auto &i = *s.as<IfStmt>();
       return containsBreak(i.thenBlock) || (i.elseStmt && containsBreak(*i.elseStmt));
     }
-    default: return false; // nested loops own their breaks
+    case StmtKind::For: case StmtKind::While: case StmtKind::Loop: // nested loops own their breaks
+    case StmtKind::Let: case StmtKind::Assign: case StmtKind::Return: case StmtKind::Continue: case StmtKind::Assert:
+    case StmtKind::Expr:
+      return false;
     }
+    return false;
   }
 
   void block(const Block &b) {

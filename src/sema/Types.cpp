@@ -20,8 +20,11 @@ std::optional<fp::Format> formatOf(Scalar s) {
   case Scalar::FP8E5M2: return fp::Format::FP8E5M2;
   case Scalar::F32: return fp::Format::F32;
   case Scalar::F64: return fp::Format::F64;
-  default: return std::nullopt;
+  case Scalar::Bool: case Scalar::I4: case Scalar::I8: case Scalar::I16: case Scalar::I32: case Scalar::I64:
+  case Scalar::U8: case Scalar::U16: case Scalar::U32: case Scalar::U64:
+    return std::nullopt;
   }
+  return std::nullopt;
 }
 
 bool Type::operator==(const Type &o) const {
@@ -33,9 +36,10 @@ bool Type::operator==(const Type &o) const {
     return scalar == o.scalar;
   case Kind::Tensor:
     return scalar == o.scalar && dims == o.dims;
-  default:
+  case Kind::Error: case Kind::Void: case Kind::String: case Kind::Array:
     return true;
   }
+  return true;
 }
 
 std::string typeName(const Type &t) {

@@ -15,20 +15,33 @@
 #ifndef KEEL_LOOP_LOOPIR_H
 #define KEEL_LOOP_LOOPIR_H
 
+#include "keel/support/ElementType.h"
+
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace keel::loop {
 
-/// Scalar types: the language's, with exact low-precision identity.
+/// Scalar types: the element types of keel/support/ElementTypes.def (the
+/// same enumerators in the same order, exact low-precision identity
+/// included), then void and ptr. i4 has no values in the loop IR: it is
+/// computed and stored in i8 (the verifier rejects it).
 enum class Type : uint8_t {
-  Void, Bool, I8, I16, I32, I64, U8, U16, U32, U64,
-  F16, BF16, TF32, FP8E4M3FN, FP8E5M2, F32, F64,
+#define KEEL_ELEMENT_TYPE(Enum, Spelling, Bits, Kind) Enum,
+#include "keel/support/ElementTypes.def"
+#undef KEEL_ELEMENT_TYPE
+  Void,
   Ptr, ///< the address of a buffer's elements (a KeelBuffer's data)
 };
+/// The loop IR type of an element type (the same enumerator).
+constexpr Type typeOf(ElementType e) { return static_cast<Type>(e); }
+/// The element type a scalar type is; nullopt for void and ptr.
+std::optional<ElementType> elementOf(Type t);
 std::string_view typeName(Type t);
+
 bool isIntegerType(Type t);
 bool isSignedType(Type t);
 bool isFloatType(Type t); ///< every floating format, low precision included
@@ -42,6 +55,9 @@ enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Rem, And, Or, Xor, LogicalAn
 /// MIN); the math codes (f32, f64 only) are keel/numerics/Math.h's.
 enum class UnaryOp : uint8_t { Neg, Not, BitNot, Abs, Exp, Log, Tanh, Sigmoid, Silu, Gelu, Sqrt, Rsqrt };
 bool isMathOp(UnaryOp op);
+/// The printed names: `add`, `land`, `exp`, ...
+std::string_view binaryName(BinaryOp op);
+std::string_view unaryName(UnaryOp op);
 enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
 
 struct Location {
