@@ -24,7 +24,8 @@ constexpr std::array<std::string_view, 8> kCombinerNames = {"sum", "prod", "max"
                                                             "and", "or", "argmax", "argmin"};
 
 constexpr OpInfo kOps[] = {
-#define KEEL_IR_OP(Kind, Mnemonic, Operands, Results, Fusible) {Mnemonic, Operands, Results, Fusible},
+#define KEEL_IR_OP(Kind, Mnemonic, Operands, Results, Reads, Role)                                   \
+  {Mnemonic, Operands, Results, OperandReads::Reads, FusionRole::Role},
 #include "keel/ir/Ops.def"
 #undef KEEL_IR_OP
 };

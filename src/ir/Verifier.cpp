@@ -95,7 +95,7 @@ private:
                     std::to_string(o.resultTypes.size()));
       return;
     }
-    if (inRegion && !info.fusible && o.kind != OpKind::Return)
+    if (inRegion && !info.fusible() && o.kind != OpKind::Return)
       error(&o, "`" + opName(o) + "` cannot be inside a fusion region");
     if (o.kind == OpKind::Fusion)
       region(o); // defines the region's values before the results

@@ -22,31 +22,18 @@ using ir::ValueId;
 namespace {
 
 /// Operations that compute each result element from the operands' elements
-/// at the same index.
-bool isPointwise(OpKind k) {
-  switch (k) {
-  case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
-  case OpKind::Copy: case OpKind::Relayout:
-    return true;
-  case OpKind::Constant: case OpKind::Iota: case OpKind::BroadcastInDim: case OpKind::Reshape:
-  case OpKind::Transpose: case OpKind::Slice: case OpKind::Concatenate: case OpKind::Reduce:
-  case OpKind::DotGeneral: case OpKind::Call: case OpKind::Return: case OpKind::Fusion:
-    return false;
-  }
-  return false;
-}
+/// at the same index (Ops.def).
+bool isPointwise(OpKind k) { return ir::opInfo(k).reads == ir::OperandReads::Elementwise; }
 
 /// Whether a user reads each element of its operand once, in its own loop
 /// over those elements (so that the operand can be computed there).
-/// Contractions and broadcasts read elements many times; calls and fusions
+/// Broadcasts and contractions read elements many times; calls and fusions
 /// take buffers.
 bool readsEachElementOnce(OpKind k) {
-  switch (k) {
-  case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
-  case OpKind::Copy: case OpKind::Relayout: case OpKind::Reshape: case OpKind::Transpose: case OpKind::Slice:
-  case OpKind::Concatenate: case OpKind::Reduce: case OpKind::Return: case OpKind::Constant: case OpKind::Iota:
+  switch (ir::opInfo(k).reads) {
+  case ir::OperandReads::None: case ir::OperandReads::Elementwise: case ir::OperandReads::Once:
     return true;
-  case OpKind::BroadcastInDim: case OpKind::DotGeneral: case OpKind::Call: case OpKind::Fusion:
+  case ir::OperandReads::Broadcast: case ir::OperandReads::Repeated: case ir::OperandReads::Buffer:
     return false;
   }
   return false;

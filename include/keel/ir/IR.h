@@ -71,16 +71,24 @@ std::string typeText(const TensorType &t);
 //===-- Operations -------------------------------------------------------===//
 
 enum class OpKind : uint8_t {
-#define KEEL_IR_OP(Kind, Mnemonic, Operands, Results, Fusible) Kind,
+#define KEEL_IR_OP(Kind, Mnemonic, Operands, Results, Reads, Role) Kind,
 #include "keel/ir/Ops.def"
 #undef KEEL_IR_OP
 };
+
+/// How an operation reads its operands' elements (Ops.def explains each).
+enum class OperandReads : uint8_t { None, Elementwise, Once, Broadcast, Repeated, Buffer };
+/// What an operation may be in a fusion region (Ops.def, SFEP-0053 §3.5).
+enum class FusionRole : uint8_t { Elementwise, Source, IndexMap, Root, Barrier };
 
 struct OpInfo {
   std::string_view mnemonic;
   int operands; ///< -1: variadic
   int results;  ///< -1: from the callee or the region
-  bool fusible;
+  OperandReads reads;
+  FusionRole role;
+  /// May appear inside a fusion region (every role but Barrier).
+  bool fusible() const { return role != FusionRole::Barrier; }
 };
 const OpInfo &opInfo(OpKind k);
 std::optional<OpKind> parseOpKind(std::string_view mnemonic);
