@@ -1,6 +1,7 @@
 //===- Builder.cpp - Instantiating checked tensor functions as IR --------===//
 #include "keel/instantiate/Builder.h"
 
+#include "keel/instantiate/Becomes.h"
 #include "keel/ir/Infer.h"
 
 #include "keel/numerics/Format.h"
@@ -601,30 +602,33 @@ private:
     return axes;
   }
 
+  /// A call: of a user function, or of a built-in, built as its row of
+  /// keel/sema/Builtins.def says (its family, and the IR it becomes).
   ValueId call(const CallExpr &c) {
     if (const FunctionDecl *fn = findFunction(c.callee))
       return userCall(c, *fn);
+    auto found = checked_.builtinCalls.find(&c);
+    if (found == checked_.builtinCalls.end())
+      unsupported(c.span, "`" + c.callee + "`");
+    const sema::BuiltinInfo &info = sema::builtinInfo(found->second);
+    std::optional<Becomes> ir = becomes(info.id);
     TensorType result = typeOf(c);
     std::vector<const Expr *> args = positional(c);
-    static const std::map<std::string, UnaryCode> unaries = {
-        {"relu", UnaryCode::Relu}, {"gelu", UnaryCode::Gelu}, {"silu", UnaryCode::Silu},
-        {"tanh", UnaryCode::Tanh}, {"sigmoid", UnaryCode::Sigmoid}, {"exp", UnaryCode::Exp},
-        {"log", UnaryCode::Log},   {"neg", UnaryCode::Neg},     {"abs", UnaryCode::Abs},
-        {"sqrt", UnaryCode::Sqrt}, {"rsqrt", UnaryCode::Rsqrt}, {"bitwise_not", UnaryCode::Not}};
-    if (auto it = unaries.find(c.callee); it != unaries.end()) {
+    using F = sema::BuiltinFamily;
+    switch (info.family) {
+    case F::Unary: {
       Op op = make(OpKind::Unary, {value(*args[0])});
-      op.unary = it->second;
+      op.unary = ir->unary;
       return emit(std::move(op), result, c.span);
     }
-    bool reduction = named(c, "axis") != nullptr;
-    if ((c.callee == "pow" || c.callee == "min" || c.callee == "max") && !reduction) {
+    case F::Binary: {
       ValueId l = broadcastTo(value(*args[0]), result.shape, args[0]->span);
       ValueId r = broadcastTo(value(*args[1]), result.shape, args[1]->span);
       Op op = make(OpKind::Binary, {l, r});
-      op.binary = c.callee == "pow" ? BinaryCode::Pow : c.callee == "min" ? BinaryCode::Min : BinaryCode::Max;
+      op.binary = ir->binary;
       return emit(std::move(op), result, c.span);
     }
-    if (c.callee == "matmul") {
+    case F::Matmul: {
       ValueId l = value(*args[0]), r = value(*args[1]);
       Op op = make(OpKind::DotGeneral, {l, r});
       if (type(l).rank() == 3) {
@@ -639,19 +643,15 @@ private:
       op.acc = result.dtype;
       return emit(std::move(op), result, c.span);
     }
-    static const std::map<std::string, Combiner> combiners = {
-        {"sum", Combiner::Sum},   {"mean", Combiner::Sum},      {"prod", Combiner::Prod},
-        {"max", Combiner::Max},   {"min", Combiner::Min},       {"any", Combiner::Or},
-        {"all", Combiner::And},   {"argmax", Combiner::ArgMax}, {"argmin", Combiner::ArgMin}};
-    if (auto it = combiners.find(c.callee); it != combiners.end())
-      return reduce(c, it->second, value(*args[0]), result);
-    if (c.callee == "transpose") {
+    case F::Reduce: case F::ReduceIndex: case F::ReduceBool:
+      return reduce(c, ir->combiner, info.id == sema::BuiltinId::Mean, value(*args[0]), result);
+    case F::Transpose: {
       Op op = make(OpKind::Transpose, {value(*args[0])});
       for (const ExprPtr &x : args[1]->as<ArrayExpr>()->elements)
         op.dims.push_back(intOf(*x));
       return emit(std::move(op), result, c.span);
     }
-    if (c.callee == "reshape") {
+    case F::Reshape: {
       ValueId v = value(*args[0]);
       if (type(v).elementCount() != result.elementCount()) {
         diags_.error(code::E0402, c.span, "the reshape from " + typeText(type(v)) + " to " + typeText(result) +
@@ -661,9 +661,8 @@ private:
       }
       return emit(make(OpKind::Reshape, {v}), result, c.span);
     }
-    if (c.callee == "broadcast")
-      return broadcastTo(value(*args[0]), result.shape, c.span);
-    if (c.callee == "slice") {
+    case F::Broadcast: return broadcastTo(value(*args[0]), result.shape, c.span);
+    case F::Slice: {
       ValueId v = value(*args[0]);
       Op op = make(OpKind::Slice, {v});
       size_t axis = static_cast<size_t>(intOf(*named(c, "axis")));
@@ -673,30 +672,26 @@ private:
       }
       return emit(std::move(op), result, c.span);
     }
-    if (c.callee == "concat") {
+    case F::Concat: {
       Op op = make(OpKind::Concatenate);
       for (const Expr *a : args)
         op.operands.push_back(value(*a));
       op.axis = intOf(*named(c, "axis"));
       return emit(std::move(op), result, c.span);
     }
-    if (c.callee == "full") {
-      ValueId scalar = value(*args[1]);
-      return broadcastTo(scalar, result.shape, c.span);
-    }
-    if (c.callee == "zeros")
-      return constant({0}, result, c.span);
-    if (c.callee == "iota") {
+    case F::Full: return broadcastTo(value(*args[1]), result.shape, c.span); // the checker typed the value
+    case F::Zeros: return constant({0}, result, c.span);
+    case F::Iota: {
       Op op = make(OpKind::Iota);
       op.axis = intOf(*named(c, "axis"));
       return emit(std::move(op), result, c.span);
     }
-    if (c.callee == "tensor") {
+    case F::TensorLit: {
       std::vector<uint64_t> values;
       flatten(*args[0], result.dtype, values);
       return constant(std::move(values), result, c.span);
     }
-    if (c.callee == "random") {
+    case F::Random: {
       // Its values are made here, at compile time, and become part of the
       // program: bounded, so that a large request is an error, not an
       // exhausted machine.
@@ -712,10 +707,12 @@ private:
                                    result.elementCount().value_or(0), result.dtype),
                       result, c.span);
     }
+    case F::Print: break;
+    }
     unsupported(c.span, "`" + c.callee + "`");
   }
 
-  ValueId reduce(const CallExpr &c, Combiner combiner, ValueId input, const TensorType &result) {
+  ValueId reduce(const CallExpr &c, Combiner combiner, bool mean, ValueId input, const TensorType &result) {
     const TensorType in = type(input); // a copy: emit() below grows the value table
     std::vector<int64_t> axes = axesOf(c);
     bool lowPrecision = isFloatType(in.dtype) && in.dtype != DType::F32 && in.dtype != DType::F64;
@@ -737,7 +734,7 @@ private:
     op.acc = acc;
     ValueId v = emitInferred(std::move(op), TensorType::make(result.dtype, {}), c.span);
     std::vector<int64_t> reducedShape = type(v).shape;
-    if (c.callee == "mean") {
+    if (mean) {
       int64_t count = 1;
       for (int64_t a : axes)
         count *= in.shape[static_cast<size_t>(a)];

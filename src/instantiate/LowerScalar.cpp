@@ -1,6 +1,7 @@
 //===- LowerScalar.cpp - Checked scalar functions and tests to the loop IR ===//
 #include "keel/instantiate/LowerScalar.h"
 
+#include "keel/instantiate/Becomes.h"
 #include "keel/instantiate/Builder.h"
 #include "keel/loop/LowerTensor.h"
 #include "keel/support/Codes.h"
@@ -263,19 +264,24 @@ private:
   }
 
   /// Math built-ins on scalars (exp(x), max(a, b), ...): the same element
-  /// definitions as the tensor operations; null for other calls.
+  /// definitions as the tensor operations (the IR their table row says
+  /// they become); null for other calls.
   ExprPtr scalarMath(const CallExpr &c, const syntax::Expr &e) {
-    if (isTensor(e))
+    auto found = checked_.builtinCalls.find(&c);
+    if (isTensor(e) || found == checked_.builtinCalls.end())
       return nullptr;
+    std::optional<Becomes> ir = becomes(found->second);
     ir::DType t = checked_.exprTypes.at(&e).scalar;
-    if (c.args.size() == 1) {
-      std::optional<ir::UnaryCode> code = ir::parseUnary(c.callee == "bitwise_not" ? "not" : c.callee);
-      if (code && c.callee != "not")
-        return unaryElement(*code, t, expr(*c.args[0].value));
-    }
-    if (c.args.size() == 2 && (c.callee == "pow" || c.callee == "min" || c.callee == "max")) {
-      BinaryOp op = c.callee == "pow" ? BinaryOp::Pow : c.callee == "min" ? BinaryOp::Min : BinaryOp::Max;
-      return binaryElement(op, t, expr(*c.args[0].value), expr(*c.args[1].value));
+    switch (sema::builtinInfo(found->second).family) {
+    case sema::BuiltinFamily::Unary: return unaryElement(ir->unary, t, expr(*c.args[0].value));
+    case sema::BuiltinFamily::Binary:
+      return binaryElement(binaryOp(ir->binary), t, expr(*c.args[0].value), expr(*c.args[1].value));
+    case sema::BuiltinFamily::Matmul: case sema::BuiltinFamily::Reduce: case sema::BuiltinFamily::ReduceIndex:
+    case sema::BuiltinFamily::ReduceBool: case sema::BuiltinFamily::Transpose: case sema::BuiltinFamily::Reshape:
+    case sema::BuiltinFamily::Broadcast: case sema::BuiltinFamily::Slice: case sema::BuiltinFamily::Concat:
+    case sema::BuiltinFamily::Full: case sema::BuiltinFamily::Zeros: case sema::BuiltinFamily::Iota:
+    case sema::BuiltinFamily::TensorLit: case sema::BuiltinFamily::Random: case sema::BuiltinFamily::Print:
+      return nullptr; // tensors, or print (a statement of its own)
     }
     return nullptr;
   }
@@ -582,7 +588,9 @@ private:
     }
     case StmtKind::Expr: {
       const syntax::Expr &e = *s.as<ExprStmt>()->expr;
-      if (auto *c = e.as<CallExpr>(); c && c->callee == "print") {
+      auto *c = e.as<CallExpr>();
+      if (auto it = c ? checked_.builtinCalls.find(c) : checked_.builtinCalls.end();
+          it != checked_.builtinCalls.end() && it->second == sema::BuiltinId::Print) {
         auto st = make(Stmt::Kind::Print, s.span);
         if (!c->args.empty())
           st->text = message(*c->args[0].value);

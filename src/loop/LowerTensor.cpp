@@ -162,8 +162,6 @@ ExprPtr unaryElement(ir::UnaryCode code, DType t, ExprPtr x) {
   return x;
 }
 
-namespace {
-
 BinaryOp binaryOp(ir::BinaryCode c) {
   switch (c) {
   case ir::BinaryCode::Add: return BinaryOp::Add;
@@ -185,8 +183,6 @@ BinaryOp binaryOp(ir::BinaryCode c) {
 /// library's correctly rounded operations; every other low-precision
 /// operation widens to f32 exactly, computes there and rounds once (for
 /// + - * / on fp8 that is correctly rounded too: 24 >= 2 * 4 + 2).
-} // namespace
-
 ExprPtr binaryElement(BinaryOp op, DType t, ExprPtr a, ExprPtr b) {
   auto apply = [op](std::vector<ExprPtr> x) { return makeBinary(op, std::move(x[0]), std::move(x[1])); };
   std::vector<ExprPtr> args;

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "keel/sema/Checker.h"
 
+#include "keel/sema/Builtins.h"
+
 #include "keel/sema/Solver.h"
 #include "keel/support/Codes.h"
 #include "keel/support/Permutation.h"
@@ -105,86 +107,8 @@ bool isLiteralTree(const Expr &e, std::unordered_map<const Expr *, bool> &memo) 
 }
 
 
-/// The built-in functions of ../shared/spec/README.md §2.
-enum class Builtin {
-  Print, Unary, Binary, Matmul, Reduce, ReduceIndex, ReduceBool, Transpose, Reshape, Broadcast,
-  Slice, Concat, Full, Zeros, Iota, TensorLit, Random, None,
-};
-
-Builtin builtinOf(std::string_view name, bool reductionForm) {
-  if (name == "print") return Builtin::Print;
-  for (std::string_view u : {"relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "neg", "abs",
-                             "sqrt", "rsqrt", "bitwise_not"})
-    if (name == u) return Builtin::Unary;
-  if (name == "max" || name == "min")
-    return reductionForm ? Builtin::Reduce : Builtin::Binary;
-  if (name == "pow") return Builtin::Binary;
-  if (name == "matmul") return Builtin::Matmul;
-  if (name == "sum" || name == "mean" || name == "prod") return Builtin::Reduce;
-  if (name == "argmax" || name == "argmin") return Builtin::ReduceIndex;
-  if (name == "any" || name == "all") return Builtin::ReduceBool;
-  if (name == "transpose") return Builtin::Transpose;
-  if (name == "reshape") return Builtin::Reshape;
-  if (name == "broadcast") return Builtin::Broadcast;
-  if (name == "slice") return Builtin::Slice;
-  if (name == "concat") return Builtin::Concat;
-  if (name == "full") return Builtin::Full;
-  if (name == "zeros") return Builtin::Zeros;
-  if (name == "iota") return Builtin::Iota;
-  if (name == "tensor") return Builtin::TensorLit;
-  if (name == "random") return Builtin::Random;
-  return Builtin::None;
-}
-
-bool isBuiltinName(std::string_view name) {
-  return builtinOf(name, false) != Builtin::None || name == "max" || name == "min";
-}
-
-/// Element-type admissibility of tensor operations (Phase 0 §4-§8):
-/// unaryOp, binOp, cmpOp and reduceOp, in one place.
-enum class OpClass {
-  FloatMath,   ///< exp log tanh sigmoid gelu silu sqrt rsqrt, mean
-  SignedMath,  ///< relu neg abs
-  IntegerBits, ///< bitwise_not
-  Arithmetic,  ///< + - * / pow min max, matmul
-  Bitwise,     ///< & | ^
-  Reduce,      ///< sum prod max min argmax argmin
-  ReduceLogic, ///< any all
-};
-
-bool admits(OpClass op, Scalar s) {
-  switch (op) {
-  case OpClass::FloatMath: return isFloat(s);
-  case OpClass::SignedMath: return isFloat(s) || (isInteger(s) && isSigned(s));
-  case OpClass::IntegerBits: return isInteger(s);
-  case OpClass::Arithmetic: return s != Scalar::Bool;
-  case OpClass::Bitwise: return isInteger(s) || s == Scalar::Bool;
-  case OpClass::Reduce: return s != Scalar::Bool;
-  case OpClass::ReduceLogic: return s == Scalar::Bool;
-  }
-  return false;
-}
-
-std::string admittedText(OpClass op) {
-  switch (op) {
-  case OpClass::FloatMath: return "floating-point elements";
-  case OpClass::SignedMath: return "floating-point or signed integer elements";
-  case OpClass::IntegerBits: return "integer elements";
-  case OpClass::Arithmetic: return "numeric elements (not bool)";
-  case OpClass::Bitwise: return "integer or bool elements";
-  case OpClass::Reduce: return "numeric elements (not bool)";
-  case OpClass::ReduceLogic: return "bool elements";
-  }
-  return "";
-}
-
-OpClass unaryClass(std::string_view name) {
-  if (name == "relu" || name == "neg" || name == "abs")
-    return OpClass::SignedMath;
-  if (name == "bitwise_not")
-    return OpClass::IntegerBits;
-  return OpClass::FloatMath;
-}
+/// A built-in's name (its rows are keel/sema/Builtins.def's).
+bool isBuiltinName(std::string_view name) { return findBuiltin(name, false) != nullptr; }
 
 class Checker {
 public:
@@ -953,7 +877,7 @@ private:
     case ExprKind::Unary: return unary(*e.as<UnaryExpr>(), expected);
     case ExprKind::Binary: return binary(*e.as<BinaryExpr>(), expected);
     case ExprKind::Cast: return cast(*e.as<CastExpr>());
-    case ExprKind::Call: return call(*e.as<CallExpr>());
+    case ExprKind::Call: return call(*e.as<CallExpr>(), expected);
     case ExprKind::Index: return index(*e.as<IndexExpr>());
     case ExprKind::Array:
       for (const ExprPtr &x : e.as<ArrayExpr>()->elements)
@@ -1272,13 +1196,13 @@ private:
         .help("declare it in the signature: `![" + all + "]`");
   }
 
-  Type call(const CallExpr &c) {
+  Type call(const CallExpr &c, const Type *expected) {
     if (auto it = out_.functions.find(c.callee); it != out_.functions.end())
       return userCall(c, it->second);
     bool reductionForm = std::any_of(c.args.begin(), c.args.end(), [](const Arg &a) { return !a.name.empty(); }) ||
                          c.args.size() == 1;
-    Builtin b = builtinOf(c.callee, reductionForm);
-    if (b == Builtin::None) {
+    const BuiltinInfo *b = findBuiltin(c.callee, reductionForm);
+    if (!b) {
       for (const Arg &a : c.args)
         expr(*a.value, nullptr);
       if (lookup(c.callee))
@@ -1287,7 +1211,8 @@ private:
         diags_.error(code::E0104, c.calleeSpan, "there is no function `" + c.callee + "`");
       return Type::error();
     }
-    return builtinCall(c, b);
+    out_.builtinCalls[&c] = b->id;
+    return builtinCall(c, *b, expected);
   }
 
   Type userCall(const CallExpr &c, const FunctionSig &sig) {
@@ -1405,22 +1330,44 @@ private:
     return s;
   }
 
-  Type builtinCall(const CallExpr &c, Builtin b) {
+  /// A call of a built-in (`info`, resolved from the table). `expected`:
+  /// the type its context wants, which constructors take their element type
+  /// from when they have no `dtype:` (as literals do, SFEP-0054 §3.3).
+  Type builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type *expected) {
+    using F = BuiltinFamily;
+    const F b = info.family;
     std::vector<Type> positional;
     std::vector<const Expr *> positionalExprs;
     std::optional<Scalar> dtype, acc;
     std::set<std::string> seen;
-    auto allowed = namedArgumentsOf(b);
+    std::vector<std::string_view> allowed = info.namedArguments();
+    // `dtype:` first: it types the values before it (`full([8], 1.0, dtype: f16)`).
+    const Arg *dtypeArg = nullptr;
+    for (const Arg &a : c.args)
+      if (a.name == "dtype" && std::find(allowed.begin(), allowed.end(), "dtype") != allowed.end() && !dtypeArg) {
+        dtypeArg = &a;
+        dtype = typeArgument(a);
+      }
+    // The element type a constructor makes without `dtype:`: its context's.
+    std::optional<Scalar> context;
+    if (expected && expected->is(Kind::Tensor))
+      context = expected->scalar;
     for (const Arg &a : c.args) {
       if (a.name.empty()) {
-        if (b == Builtin::Print && a.value->as<StringExpr>()) {
+        if (b == F::Print && a.value->as<StringExpr>()) {
           message(*a.value);
           positional.push_back(Type::of(Kind::String));
           positionalExprs.push_back(a.value.get());
           continue;
         }
-        // Positional values: literals take the first tensor's dtype.
+        // Positional values: literals take the first tensor's dtype; the
+        // value of `full`, the constructor's element type.
         const Type *hint = !positional.empty() && positional[0].is(Kind::Tensor) ? &positional[0] : nullptr;
+        Type fill;
+        if (b == F::Full && positional.size() == 1 && (dtype || context)) {
+          fill = Type::scalarType(dtype ? *dtype : *context);
+          hint = &fill;
+        }
         positional.push_back(builtinArgument(*a.value, hint));
         positionalExprs.push_back(a.value.get());
         continue;
@@ -1429,6 +1376,8 @@ private:
         diags_.error(code::E0113, a.nameSpan, "`" + a.name + ":` is given twice");
         continue;
       }
+      if (&a == dtypeArg)
+        continue; // typed above
       if (std::find(allowed.begin(), allowed.end(), a.name) == allowed.end()) {
         std::string list;
         for (std::string_view s : allowed)
@@ -1438,9 +1387,7 @@ private:
         expr(*a.value, nullptr);
         continue;
       }
-      if (a.name == "dtype")
-        dtype = typeArgument(a);
-      else if (a.name == "acc")
+      if (a.name == "acc")
         acc = typeArgument(a);
       else if (a.name == "keepdims") {
         Type t = expr(*a.value, nullptr);
@@ -1464,8 +1411,8 @@ private:
     auto tensorArg = [&](size_t i) -> std::optional<Type> {
       if (i >= positional.size() || positional[i].is(Kind::Error))
         return std::nullopt;
-      if (!positional[i].is(Kind::Tensor) && !(b == Builtin::Unary && positional[i].is(Kind::Scalar)) &&
-          !(b == Builtin::Binary && positional[i].is(Kind::Scalar))) {
+      if (!positional[i].is(Kind::Tensor) && !(b == F::Unary && positional[i].is(Kind::Scalar)) &&
+          !(b == F::Binary && positional[i].is(Kind::Scalar))) {
         diags_.error(code::E0106, positionalExprs[i]->span, "`" + c.callee + "` needs a tensor here, found `" +
                                                                 typeName(positional[i]) + "`");
         return std::nullopt;
@@ -1496,23 +1443,23 @@ private:
       }
       return ok ? std::optional(dims) : std::nullopt;
     };
-    auto admitted = [&](OpClass op, Scalar dt, size_t argIndex) {
+    auto admitted = [&](Admits op, Scalar dt, size_t argIndex) {
       if (admits(op, dt))
         return true;
       diags_.error(code::E0213, positionalExprs[argIndex]->span, "`" + c.callee + "` is not defined for `" +
                                                                       std::string(scalarName(dt)) + "` elements")
-          .note(std::string("`") + c.callee + "` takes " + admittedText(op));
+          .note(std::string("`") + c.callee + "` takes " + std::string(admittedText(op)));
       return false;
     };
     switch (b) {
-    case Builtin::Print: {
+    case F::Print: {
       requireEffects(c, {"io"});
       if (arity(1, 1) && (positional[0].is(Kind::Void) || positional[0].is(Kind::Array) ||
                           positional[0].is(Kind::TypeName)))
         diags_.error(code::E0106, positionalExprs[0]->span, "`" + typeName(positional[0]) + "` cannot be printed");
       return Type::voidType();
     }
-    case Builtin::Unary: {
+    case F::Unary: {
       if (!arity(1, 1)) return Type::error();
       auto t = tensorArg(0);
       if (!t) return Type::error();
@@ -1520,10 +1467,10 @@ private:
         fp8Arithmetic(c.span, c.callee, t->scalar, std::string(src_.slice(positionalExprs[0]->span)), "");
         return Type::error();
       }
-      if (!admitted(unaryClass(c.callee), t->scalar, 0)) return Type::error();
+      if (!admitted(info.admits, t->scalar, 0)) return Type::error();
       return *t;
     }
-    case Builtin::Binary: {
+    case F::Binary: {
       if (!arity(2, 2)) return Type::error();
       auto l = tensorArg(0), r = tensorArg(1);
       if (!l || !r) return Type::error();
@@ -1534,17 +1481,17 @@ private:
         fp8Arithmetic(c.span, c.callee, l->scalar, ls, rs);
         return Type::error();
       }
-      if (!admitted(OpClass::Arithmetic, l->scalar, 0)) return Type::error();
+      if (!admitted(info.admits, l->scalar, 0)) return Type::error();
       return elementwise(*l, *r, c.span, c.callee);
     }
-    case Builtin::Matmul: {
+    case F::Matmul: {
       if (!arity(2, 2)) return Type::error();
       auto l = tensorArg(0), r = tensorArg(1);
       if (!l || !r) return Type::error();
       if (l->scalar != r->scalar)
         return mismatch(Tok::Comma, c.span, *l, *r, std::string(src_.slice(positionalExprs[0]->span)),
                         std::string(src_.slice(positionalExprs[1]->span)));
-      if (!admitted(OpClass::Arithmetic, l->scalar, 0)) return Type::error();
+      if (!admitted(info.admits, l->scalar, 0)) return Type::error();
       Scalar result = accumulator(c, l->scalar, acc);
       size_t rank = l->dims.size();
       if ((rank != 2 && rank != 3) || r->dims.size() != rank) {
@@ -1571,17 +1518,14 @@ private:
       dims.push_back(r->dims[rank - 1]);
       return Type::tensor(result, dims);
     }
-    case Builtin::Reduce:
-    case Builtin::ReduceIndex:
-    case Builtin::ReduceBool: {
+    case F::Reduce:
+    case F::ReduceIndex:
+    case F::ReduceBool: {
       if (!arity(1, 1)) return Type::error();
       auto t = tensorArg(0);
       if (!t) return Type::error();
-      OpClass op = b == Builtin::ReduceBool ? OpClass::ReduceLogic
-                   : c.callee == "mean"     ? OpClass::FloatMath
-                                            : OpClass::Reduce;
-      if (!admitted(op, t->scalar, 0)) return Type::error();
-      std::optional<std::vector<size_t>> axes = reductionAxes(c, t->dims.size(), b == Builtin::Reduce);
+      if (!admitted(info.admits, t->scalar, 0)) return Type::error();
+      std::optional<std::vector<size_t>> axes = reductionAxes(c, t->dims.size(), b == F::Reduce);
       if (!axes) return Type::error();
       const Expr *keep = named("keepdims");
       bool keepdims = keep && keep->as<BoolExpr>() && keep->as<BoolExpr>()->value;
@@ -1594,16 +1538,16 @@ private:
         else if (keepdims)
           dims.push_back(Dim::constant(1));
       }
-      bool accumulates = b == Builtin::Reduce && c.callee != "max" && c.callee != "min";
+      bool accumulates = std::find(allowed.begin(), allowed.end(), "acc") != allowed.end();
       if (!accumulates && acc)
         diags_.error(code::E0113, c.span, "`" + c.callee + "` does not accumulate: it takes no `acc:`");
-      Scalar result = b == Builtin::ReduceIndex ? Scalar::I64
-                      : b == Builtin::ReduceBool ? Scalar::Bool
+      Scalar result = b == F::ReduceIndex ? Scalar::I64
+                      : b == F::ReduceBool ? Scalar::Bool
                       : accumulates              ? accumulator(c, t->scalar, acc)
                                                  : t->scalar;
       return Type::tensor(result, dims);
     }
-    case Builtin::Transpose: {
+    case F::Transpose: {
       if (!arity(2, 2)) return Type::error();
       auto t = tensorArg(0);
       if (!t) return Type::error();
@@ -1628,7 +1572,7 @@ private:
         dims.push_back(t->dims[static_cast<size_t>(a)]);
       return Type::tensor(t->scalar, dims);
     }
-    case Builtin::Reshape: {
+    case F::Reshape: {
       if (!arity(2, 2)) return Type::error();
       auto t = tensorArg(0);
       auto target = dimList(1, /*allowProducts=*/true);
@@ -1637,7 +1581,7 @@ private:
       shapes_.volumes.push_back({t->dims, *target});
       return Type::tensor(t->scalar, *target);
     }
-    case Builtin::Broadcast: {
+    case F::Broadcast: {
       if (!arity(2, 2)) return Type::error();
       auto t = tensorArg(0);
       auto target = dimList(1, false);
@@ -1657,7 +1601,7 @@ private:
         return Type::error();
       return Type::tensor(t->scalar, *target);
     }
-    case Builtin::Slice: {
+    case F::Slice: {
       if (!arity(1, 1)) return Type::error();
       auto t = tensorArg(0);
       if (!t) return Type::error();
@@ -1680,7 +1624,7 @@ private:
       dims[*axis] = *length;
       return Type::tensor(t->scalar, dims);
     }
-    case Builtin::Concat: {
+    case F::Concat: {
       if (!arity(1, ~size_t{0})) return Type::error();
       std::optional<Type> acc0;
       for (size_t i = 0; i < positional.size(); ++i) {
@@ -1719,7 +1663,7 @@ private:
       }
       return Type::tensor(acc0->scalar, dims);
     }
-    case Builtin::Full: {
+    case F::Full: {
       if (!arity(2, 2)) return Type::error();
       auto dims = dimList(0, false);
       if (positional[1].is(Kind::Error) || !dims) return Type::error();
@@ -1727,30 +1671,39 @@ private:
         diags_.error(code::E0106, positionalExprs[1]->span, "`full` fills with a scalar, found `" + typeName(positional[1]) + "`");
         return Type::error();
       }
-      return Type::tensor(positional[1].scalar, *dims);
+      if (dtype) { // the value must be of that type (no implicit conversion)
+        Type want = Type::scalarType(*dtype);
+        requireAssignable(*positionalExprs[1], positional[1], want, "the value of `full`");
+        if (!(positional[1] == want))
+          return Type::error();
+      }
+      return Type::tensor(dtype.value_or(positional[1].scalar), *dims);
     }
-    case Builtin::Zeros:
-    case Builtin::Random: {
+    case F::Zeros:
+    case F::Random: {
       if (!arity(1, 1)) return Type::error();
       auto dims = dimList(0, false);
       if (!dims) return Type::error();
-      return Type::tensor(dtype.value_or(Scalar::F32), *dims);
+      return Type::tensor(dtype.value_or(context.value_or(Scalar::F32)), *dims);
     }
-    case Builtin::Iota: {
+    case F::Iota: {
       if (!arity(1, 1)) return Type::error();
       auto dims = dimList(0, false);
       if (!dims) return Type::error();
       if (!axisArgument(c, dims->size())) return Type::error();
-      return Type::tensor(dtype.value_or(Scalar::I64), *dims);
+      Scalar t = dtype.value_or(context.value_or(Scalar::I64));
+      if (t == Scalar::Bool) {
+        diags_.error(code::E0213, c.span, "`iota` counts in numeric elements, not `bool`");
+        return Type::error();
+      }
+      return Type::tensor(t, *dims);
     }
-    case Builtin::TensorLit: {
+    case F::TensorLit: {
       if (!arity(1, 1)) return Type::error();
       std::vector<Dim> dims;
       if (!nestedShape(*positionalExprs[0], dims, 0)) return Type::error();
-      return Type::tensor(dtype.value_or(Scalar::F64), dims);
+      return Type::tensor(dtype.value_or(context.value_or(Scalar::F64)), dims);
     }
-    case Builtin::None:
-      break;
     }
     return Type::error();
   }
@@ -1796,25 +1749,6 @@ private:
     for (size_t i = 0; i < dims.size(); ++i)
       s += (i ? ", " : "") + dims[i].str();
     return s;
-  }
-
-  static std::vector<std::string_view> namedArgumentsOf(Builtin b) {
-    switch (b) {
-    case Builtin::Reduce: return {"axis", "keepdims", "acc"};
-    case Builtin::ReduceIndex:
-    case Builtin::ReduceBool: return {"axis", "keepdims"};
-    case Builtin::Matmul: return {"acc"};
-    case Builtin::Slice: return {"axis", "start", "stop"};
-    case Builtin::Concat: return {"axis"};
-    case Builtin::Zeros:
-    case Builtin::TensorLit: return {"dtype"};
-    case Builtin::Iota: return {"axis", "dtype"};
-    case Builtin::Random: return {"seed", "dtype"};
-    case Builtin::Print: case Builtin::Unary: case Builtin::Binary: case Builtin::Transpose:
-    case Builtin::Reshape: case Builtin::Broadcast: case Builtin::Full: case Builtin::None:
-      return {};
-    }
-    return {};
   }
 
   /// Arguments of tensor built-ins may be `[...]` lists (shapes,

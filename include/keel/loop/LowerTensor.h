@@ -55,6 +55,8 @@ ExprPtr unaryElement(ir::UnaryCode code, ir::DType t, ExprPtr x);
 /// library's helpers, other low-precision operations widened to f32 and
 /// rounded once, i4 wrapped to 4 bits.
 ExprPtr binaryElement(BinaryOp op, ir::DType t, ExprPtr a, ExprPtr b);
+/// The loop IR operation of a tensor IR binary code.
+BinaryOp binaryOp(ir::BinaryCode c);
 
 /// The loop IR type a dtype is stored as (pred: u8 holding 0 or 1; i4: i8
 /// holding the sign-extended value).

@@ -15,6 +15,7 @@
 #ifndef KEEL_SEMA_CHECKER_H
 #define KEEL_SEMA_CHECKER_H
 
+#include "keel/sema/Builtins.h"
 #include "keel/sema/Solver.h"
 #include "keel/sema/Types.h"
 #include "keel/support/Diagnostics.h"
@@ -46,6 +47,8 @@ struct CheckedProgram {
   /// from the decimal value).
   std::unordered_map<const syntax::Expr *, uint64_t> floatLiterals;
   std::unordered_map<std::string, FunctionSig> functions;
+  /// Each call of a built-in, and the row of keel/sema/Builtins.def it is.
+  std::unordered_map<const syntax::CallExpr *, BuiltinId> builtinCalls;
 };
 
 CheckedProgram check(const SourceManager &sources, const syntax::Program &program,
