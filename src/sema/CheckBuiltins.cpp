@@ -1,0 +1,542 @@
+//===- CheckBuiltins.cpp - The built-in functions, from the table ----------===//
+#include "CheckerImpl.h"
+
+#include "keel/support/Permutation.h"
+#include <algorithm>
+#include <functional>
+
+namespace keel::sema::detail {
+
+std::optional<size_t> Checker::axisArgument(const CallExpr &c, size_t rank, bool required) {
+  for (const Arg &a : c.args) {
+    if (a.name != "axis")
+      continue;
+    std::optional<int64_t> v = constantInt(*a.value);
+    if (!v)
+      return std::nullopt;
+    if (*v < 0 || static_cast<size_t>(*v) >= rank) {
+      diags_.error(code::E0203, a.value->span, "axis " + std::to_string(*v) + " is out of range for a tensor of rank " +
+                                                   std::to_string(rank))
+          .note("axes count from 0");
+      return std::nullopt;
+    }
+    return static_cast<size_t>(*v);
+  }
+  if (required)
+    diags_.error(code::E0203, c.span, "`" + c.callee + "` needs `axis:`");
+  return std::nullopt;
+}
+
+std::optional<std::vector<size_t>> Checker::reductionAxes(const CallExpr &c, size_t rank, bool listAllowed) {
+  const Arg *axisArg = nullptr;
+  for (const Arg &a : c.args)
+    if (a.name == "axis")
+      axisArg = &a;
+  auto *list = axisArg ? axisArg->value->as<ArrayExpr>() : nullptr;
+  if (!list) {
+    std::optional<size_t> axis = axisArgument(c, rank);
+    return axis ? std::optional(std::vector<size_t>{*axis}) : std::nullopt;
+  }
+  if (!listAllowed || list->elements.empty()) {
+    diags_.error(code::E0203, list->span, listAllowed ? "`axis:` needs at least one axis"
+                                                      : "`" + c.callee + "` reduces one axis at a time");
+    return std::nullopt;
+  }
+  std::vector<size_t> axes;
+  for (const ExprPtr &e : list->elements) {
+    std::optional<int64_t> v = constantInt(*e);
+    if (!v)
+      return std::nullopt;
+    if (*v < 0 || static_cast<size_t>(*v) >= rank ||
+        std::find(axes.begin(), axes.end(), static_cast<size_t>(*v)) != axes.end()) {
+      diags_.error(code::E0203, e->span, "axis " + std::to_string(*v) + " is out of range for a tensor of rank " +
+                                             std::to_string(rank) + ", or given twice");
+      return std::nullopt;
+    }
+    axes.push_back(static_cast<size_t>(*v));
+  }
+  return axes;
+}
+
+void Checker::fp8Arithmetic(Span at, std::string_view op, Scalar s, const std::string &lhs, const std::string &rhs) {
+  Diagnostic &d = diags_.error(code::E0914, at, "arithmetic on `" + std::string(scalarName(s)) +
+                                                   "` values is not supported");
+  d.note("fp8 formats are for storage, conversion, comparison and tensors; scalar fp8 arithmetic "
+         "would hide expensive helpers (SFEP-0054 §3.5)");
+  if (rhs.empty())
+    d.help("compute in f32: `-(" + lhs + " as f32)`");
+  else
+    d.help("compute in f32: `(" + lhs + " as f32) " + std::string(op) + " (" + rhs + " as f32)`");
+}
+
+std::optional<Scalar> Checker::typeArgument(const Arg &a) {
+  auto *n = a.value->as<NameExpr>();
+  if (!n) {
+    expr(*a.value, nullptr);
+    diags_.error(code::E0106, a.value->span, "`" + a.name + ":` takes a type, e.g. `" + a.name + ": f32`");
+    return std::nullopt;
+  }
+  std::optional<Scalar> s = resolveScalarName(n->name, n->span, true);
+  if (s)
+    record(*n, Type::of(Kind::TypeName, *s));
+  return s;
+}
+
+Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type *expected) {
+  using F = BuiltinFamily;
+  const F b = info.family;
+  std::vector<Type> positional;
+  std::vector<const Expr *> positionalExprs;
+  std::optional<Scalar> dtype, acc;
+  std::set<std::string> seen;
+  std::vector<std::string_view> allowed = info.namedArguments();
+  // `dtype:` first: it types the values before it (`full([8], 1.0, dtype: f16)`).
+  const Arg *dtypeArg = nullptr;
+  for (const Arg &a : c.args)
+    if (a.name == "dtype" && std::find(allowed.begin(), allowed.end(), "dtype") != allowed.end() && !dtypeArg) {
+      dtypeArg = &a;
+      dtype = typeArgument(a);
+    }
+  // The element type a constructor makes without `dtype:`: its context's.
+  std::optional<Scalar> context;
+  if (expected && expected->is(Kind::Tensor))
+    context = expected->scalar;
+  for (const Arg &a : c.args) {
+    if (a.name.empty()) {
+      if (b == F::Print && a.value->as<StringExpr>()) {
+        message(*a.value);
+        positional.push_back(Type::of(Kind::String));
+        positionalExprs.push_back(a.value.get());
+        continue;
+      }
+      // Positional values: literals take the first tensor's dtype; the
+      // value of `full`, the constructor's element type.
+      const Type *hint = !positional.empty() && positional[0].is(Kind::Tensor) ? &positional[0] : nullptr;
+      Type fill;
+      if (b == F::Full && positional.size() == 1 && (dtype || context)) {
+        fill = Type::scalarType(dtype ? *dtype : *context);
+        hint = &fill;
+      }
+      positional.push_back(builtinArgument(*a.value, hint));
+      positionalExprs.push_back(a.value.get());
+      continue;
+    }
+    if (!seen.insert(a.name).second) {
+      diags_.error(code::E0113, a.nameSpan, "`" + a.name + ":` is given twice");
+      continue;
+    }
+    if (&a == dtypeArg)
+      continue; // typed above
+    if (std::find(allowed.begin(), allowed.end(), a.name) == allowed.end()) {
+      std::string list;
+      for (std::string_view s : allowed)
+        list += (list.empty() ? "" : ", ") + std::string(s) + ":";
+      diags_.error(code::E0113, a.nameSpan, "`" + c.callee + "` takes no argument `" + a.name + ":`")
+          .note(list.empty() ? "it takes no named arguments" : "it takes " + list);
+      expr(*a.value, nullptr);
+      continue;
+    }
+    if (a.name == "acc")
+      acc = typeArgument(a);
+    else if (a.name == "keepdims") {
+      Type t = expr(*a.value, nullptr);
+      if (!a.value->as<BoolExpr>() && !t.is(Kind::Error))
+        diags_.error(code::E0106, a.value->span, "`keepdims:` takes `true` or `false`");
+    } else if (a.name == "seed") {
+      Type i64 = Type::scalarType(Scalar::I64);
+      requireAssignable(*a.value, expr(*a.value, &i64), i64, "`seed:`");
+    }
+    // axis, start and stop are read by the rules below.
+  }
+  auto arity = [&](size_t lo, size_t hi) {
+    if (positional.size() >= lo && positional.size() <= hi)
+      return true;
+    diags_.error(code::E0103, c.span, "`" + c.callee + "` takes " +
+                                          (lo == hi ? std::to_string(lo) : std::to_string(lo) + " or more") +
+                                          " positional argument" + (hi == 1 ? "" : "s") + " but " +
+                                          std::to_string(positional.size()) + " given");
+    return false;
+  };
+  auto tensorArg = [&](size_t i) -> std::optional<Type> {
+    if (i >= positional.size() || positional[i].is(Kind::Error))
+      return std::nullopt;
+    if (!positional[i].is(Kind::Tensor) && !(b == F::Unary && positional[i].is(Kind::Scalar)) &&
+        !(b == F::Binary && positional[i].is(Kind::Scalar))) {
+      diags_.error(code::E0106, positionalExprs[i]->span, "`" + c.callee + "` needs a tensor here, found `" +
+                                                              typeName(positional[i]) + "`");
+      return std::nullopt;
+    }
+    return positional[i];
+  };
+  auto named = [&](const char *name) -> const Expr * {
+    for (const Arg &a : c.args)
+      if (a.name == name)
+        return a.value.get();
+    return nullptr;
+  };
+  /// A `[d1, d2, ...]` argument as dimensions.
+  auto dimList = [&](size_t i, bool allowProducts) -> std::optional<std::vector<Dim>> {
+    auto *list = i < positionalExprs.size() ? positionalExprs[i]->as<ArrayExpr>() : nullptr;
+    if (!list) {
+      if (i < positionalExprs.size())
+        diags_.error(code::E0212, positionalExprs[i]->span, "`" + c.callee + "` needs a shape here, e.g. `[B, D]`");
+      return std::nullopt;
+    }
+    std::vector<Dim> dims;
+    bool ok = true;
+    for (const ExprPtr &e : list->elements) {
+      std::optional<Dim> d = exprToDim(*e, allowProducts);
+      ok &= d.has_value();
+      if (d)
+        dims.push_back(*d);
+    }
+    return ok ? std::optional(dims) : std::nullopt;
+  };
+  auto admitted = [&](Admits op, Scalar dt, size_t argIndex) {
+    if (admits(op, dt))
+      return true;
+    diags_.error(code::E0213, positionalExprs[argIndex]->span, "`" + c.callee + "` is not defined for `" +
+                                                                    std::string(scalarName(dt)) + "` elements")
+        .note(std::string("`") + c.callee + "` takes " + std::string(admittedText(op)));
+    return false;
+  };
+  switch (b) {
+  case F::Print: {
+    requireEffects(c, {"io"});
+    if (arity(1, 1) && (positional[0].is(Kind::Void) || positional[0].is(Kind::Array) ||
+                        positional[0].is(Kind::TypeName)))
+      diags_.error(code::E0106, positionalExprs[0]->span, "`" + typeName(positional[0]) + "` cannot be printed");
+    return Type::voidType();
+  }
+  case F::Unary: {
+    if (!arity(1, 1)) return Type::error();
+    auto t = tensorArg(0);
+    if (!t) return Type::error();
+    if (isFp8(t->scalar) && t->is(Kind::Scalar)) {
+      fp8Arithmetic(c.span, c.callee, t->scalar, std::string(src_.slice(positionalExprs[0]->span)), "");
+      return Type::error();
+    }
+    if (!admitted(info.admits, t->scalar, 0)) return Type::error();
+    return *t;
+  }
+  case F::Binary: {
+    if (!arity(2, 2)) return Type::error();
+    auto l = tensorArg(0), r = tensorArg(1);
+    if (!l || !r) return Type::error();
+    std::string ls(src_.slice(positionalExprs[0]->span)), rs(src_.slice(positionalExprs[1]->span));
+    if (!sameValueType(*l, *r))
+      return mismatch(Tok::Comma, c.span, *l, *r, ls, rs);
+    if (l->is(Kind::Scalar) && r->is(Kind::Scalar) && isFp8(l->scalar)) {
+      fp8Arithmetic(c.span, c.callee, l->scalar, ls, rs);
+      return Type::error();
+    }
+    if (!admitted(info.admits, l->scalar, 0)) return Type::error();
+    return elementwise(*l, *r, c.span, c.callee);
+  }
+  case F::Matmul: {
+    if (!arity(2, 2)) return Type::error();
+    auto l = tensorArg(0), r = tensorArg(1);
+    if (!l || !r) return Type::error();
+    if (l->scalar != r->scalar)
+      return mismatch(Tok::Comma, c.span, *l, *r, std::string(src_.slice(positionalExprs[0]->span)),
+                      std::string(src_.slice(positionalExprs[1]->span)));
+    if (!admitted(info.admits, l->scalar, 0)) return Type::error();
+    Scalar result = accumulator(c, l->scalar, acc);
+    size_t rank = l->dims.size();
+    if ((rank != 2 && rank != 3) || r->dims.size() != rank) {
+      diags_.error(code::E0202, c.span, "`matmul` takes [M, K] x [K, N] or [B, M, K] x [B, K, N], not `" +
+                                            typeName(*l) + "` x `" + typeName(*r) + "`")
+          .note("reshape leading dimensions into one batch dimension first");
+      return Type::error();
+    }
+    const Dim &k1 = l->dims[rank - 1], &k2 = r->dims[rank - 2];
+    Goal contraction = {{{k1, Rel::Eq, k2}}};
+    if (!prove(contraction, c.span, code::E0201, "the contraction dimensions of `matmul` differ: `" +
+                                                     k1.str() + "` in `" + typeName(*l) + "` and `" + k2.str() +
+                                                     "` in `" + typeName(*r) + "`"))
+      return Type::error();
+    std::vector<Dim> dims;
+    if (rank == 3) {
+      Goal batch = {{{l->dims[0], Rel::Eq, r->dims[0]}}};
+      if (!prove(batch, c.span, code::E0202, "the batch dimensions of `matmul` differ: `" + l->dims[0].str() +
+                                                 "` and `" + r->dims[0].str() + "`"))
+        return Type::error();
+      dims.push_back(l->dims[0]);
+    }
+    dims.push_back(l->dims[rank - 2]);
+    dims.push_back(r->dims[rank - 1]);
+    return Type::tensor(result, dims);
+  }
+  case F::Reduce:
+  case F::ReduceIndex:
+  case F::ReduceBool: {
+    if (!arity(1, 1)) return Type::error();
+    auto t = tensorArg(0);
+    if (!t) return Type::error();
+    if (!admitted(info.admits, t->scalar, 0)) return Type::error();
+    std::optional<std::vector<size_t>> axes = reductionAxes(c, t->dims.size(), b == F::Reduce);
+    if (!axes) return Type::error();
+    const Expr *keep = named("keepdims");
+    bool keepdims = keep && keep->as<BoolExpr>() && keep->as<BoolExpr>()->value;
+    // Several axes desugar to single-axis reductions, outside-in (the
+    // largest axis first), so the result drops (or keeps as 1) each one.
+    std::vector<Dim> dims;
+    for (size_t i = 0; i < t->dims.size(); ++i) {
+      if (std::find(axes->begin(), axes->end(), i) == axes->end())
+        dims.push_back(t->dims[i]);
+      else if (keepdims)
+        dims.push_back(Dim::constant(1));
+    }
+    bool accumulates = std::find(allowed.begin(), allowed.end(), "acc") != allowed.end();
+    if (!accumulates && acc)
+      diags_.error(code::E0113, c.span, "`" + c.callee + "` does not accumulate: it takes no `acc:`");
+    Scalar result = b == F::ReduceIndex ? Scalar::I64
+                    : b == F::ReduceBool ? Scalar::Bool
+                    : accumulates              ? accumulator(c, t->scalar, acc)
+                                               : t->scalar;
+    return Type::tensor(result, dims);
+  }
+  case F::Transpose: {
+    if (!arity(2, 2)) return Type::error();
+    auto t = tensorArg(0);
+    if (!t) return Type::error();
+    auto *perm = positionalExprs[1]->as<ArrayExpr>();
+    std::vector<int64_t> axes;
+    bool ok = perm != nullptr;
+    if (perm)
+      for (const ExprPtr &e : perm->elements) {
+        std::optional<int64_t> v = constantInt(*e);
+        ok &= v.has_value();
+        axes.push_back(v.value_or(-1));
+      }
+    if (!ok || !isPermutation(axes, t->dims.size())) {
+      diags_.error(code::E0204, positionalExprs[1]->span, "`" + std::string(src_.slice(positionalExprs[1]->span)) +
+                                                              "` is not a permutation of the " +
+                                                              std::to_string(t->dims.size()) + " axes of `" +
+                                                              typeName(*t) + "`");
+      return Type::error();
+    }
+    std::vector<Dim> dims;
+    for (int64_t a : axes)
+      dims.push_back(t->dims[static_cast<size_t>(a)]);
+    return Type::tensor(t->scalar, dims);
+  }
+  case F::Reshape: {
+    if (!arity(2, 2)) return Type::error();
+    auto t = tensorArg(0);
+    auto target = dimList(1, /*allowProducts=*/true);
+    if (!t || !target) return Type::error();
+    // Phase 0 §10: the volume equality is asserted, not proved.
+    shapes_.volumes.push_back({t->dims, *target});
+    return Type::tensor(t->scalar, *target);
+  }
+  case F::Broadcast: {
+    if (!arity(2, 2)) return Type::error();
+    auto t = tensorArg(0);
+    auto target = dimList(1, false);
+    if (!t || !target) return Type::error();
+    if (t->dims.size() > target->size()) {
+      diags_.error(code::E0205, c.span, "cannot broadcast `" + typeName(*t) + "` to a shape of lower rank");
+      return Type::error();
+    }
+    size_t pad = target->size() - t->dims.size();
+    Goal goal;
+    for (size_t i = 0; i < t->dims.size(); ++i) {
+      const Dim &from = t->dims[i], &to = (*target)[pad + i];
+      goal.push_back({{from, Rel::Eq, to}, {from, Rel::Eq, Dim::constant(1)}});
+    }
+    if (!prove(goal, c.span, code::E0205, "`" + typeName(*t) + "` does not broadcast to `[" +
+                                              joinDims(*target) + "]`"))
+      return Type::error();
+    return Type::tensor(t->scalar, *target);
+  }
+  case F::Slice: {
+    if (!arity(1, 1)) return Type::error();
+    auto t = tensorArg(0);
+    if (!t) return Type::error();
+    std::optional<size_t> axis = axisArgument(c, t->dims.size());
+    const Expr *startExpr = named("start"), *stopExpr = named("stop");
+    if (!startExpr || !stopExpr) {
+      diags_.error(code::E0203, c.span, "`slice` needs `axis:`, `start:` and `stop:`");
+      return Type::error();
+    }
+    std::optional<Dim> start = exprToDim(*startExpr, false), stop = exprToDim(*stopExpr, false);
+    if (!axis || !start || !stop) return Type::error();
+    const Dim &extent = t->dims[*axis];
+    Goal goal = {{{Dim::constant(0), Rel::Le, *start}}, {{*start, Rel::Le, *stop}}, {{*stop, Rel::Le, extent}}};
+    if (!prove(goal, c.span, code::E0206, "the slice [" + start->str() + ", " + stop->str() + ") may not lie within "
+                                              "axis " + std::to_string(*axis) + " of `" + typeName(*t) + "`"))
+      return Type::error();
+    std::vector<Dim> dims = t->dims;
+    std::optional<Dim> length = Dim::sub(*stop, *start);
+    if (!length) return Type::error();
+    dims[*axis] = *length;
+    return Type::tensor(t->scalar, dims);
+  }
+  case F::Concat: {
+    if (!arity(1, ~size_t{0})) return Type::error();
+    std::optional<Type> acc0;
+    for (size_t i = 0; i < positional.size(); ++i) {
+      auto t = tensorArg(i);
+      if (!t) return Type::error();
+      if (!acc0) {
+        acc0 = t;
+        continue;
+      }
+      if (acc0->scalar != t->scalar)
+        return mismatch(Tok::Comma, positionalExprs[i]->span, *acc0, *t,
+                        std::string(src_.slice(positionalExprs[0]->span)),
+                        std::string(src_.slice(positionalExprs[i]->span)));
+      if (acc0->dims.size() != t->dims.size()) {
+        diags_.error(code::E0207, positionalExprs[i]->span, "`concat` of tensors of different ranks: `" +
+                                                                typeName(*acc0) + "` and `" + typeName(*t) + "`");
+        return Type::error();
+      }
+    }
+    std::optional<size_t> axis = axisArgument(c, acc0->dims.size());
+    if (!axis) return Type::error();
+    // Left-associated: concat(x, y, z) = concat(concat(x, y), z).
+    std::vector<Dim> dims = acc0->dims;
+    for (size_t i = 1; i < positional.size(); ++i) {
+      Goal goal;
+      for (size_t d = 0; d < dims.size(); ++d)
+        if (d != *axis)
+          goal.push_back({{dims[d], Rel::Eq, positional[i].dims[d]}});
+      if (!prove(goal, positionalExprs[i]->span, code::E0207,
+                 "`concat` along axis " + std::to_string(*axis) + " needs the other dimensions equal: `" +
+                     typeName(Type::tensor(acc0->scalar, dims)) + "` and `" + typeName(positional[i]) + "`"))
+        return Type::error();
+      std::optional<Dim> sum = Dim::add(dims[*axis], positional[i].dims[*axis]);
+      if (!sum) return Type::error();
+      dims[*axis] = *sum;
+    }
+    return Type::tensor(acc0->scalar, dims);
+  }
+  case F::Full: {
+    if (!arity(2, 2)) return Type::error();
+    auto dims = dimList(0, false);
+    if (positional[1].is(Kind::Error) || !dims) return Type::error();
+    if (!positional[1].is(Kind::Scalar)) {
+      diags_.error(code::E0106, positionalExprs[1]->span, "`full` fills with a scalar, found `" + typeName(positional[1]) + "`");
+      return Type::error();
+    }
+    if (dtype) { // the value must be of that type (no implicit conversion)
+      Type want = Type::scalarType(*dtype);
+      requireAssignable(*positionalExprs[1], positional[1], want, "the value of `full`");
+      if (!(positional[1] == want))
+        return Type::error();
+    }
+    return Type::tensor(dtype.value_or(positional[1].scalar), *dims);
+  }
+  case F::Zeros:
+  case F::Random: {
+    if (!arity(1, 1)) return Type::error();
+    auto dims = dimList(0, false);
+    if (!dims) return Type::error();
+    return Type::tensor(dtype.value_or(context.value_or(Scalar::F32)), *dims);
+  }
+  case F::Iota: {
+    if (!arity(1, 1)) return Type::error();
+    auto dims = dimList(0, false);
+    if (!dims) return Type::error();
+    if (!axisArgument(c, dims->size())) return Type::error();
+    Scalar t = dtype.value_or(context.value_or(Scalar::I64));
+    if (t == Scalar::Bool) {
+      diags_.error(code::E0213, c.span, "`iota` counts in numeric elements, not `bool`");
+      return Type::error();
+    }
+    return Type::tensor(t, *dims);
+  }
+  case F::TensorLit: {
+    if (!arity(1, 1)) return Type::error();
+    std::vector<Dim> dims;
+    if (!nestedShape(*positionalExprs[0], dims, 0)) return Type::error();
+    return Type::tensor(dtype.value_or(context.value_or(Scalar::F64)), dims);
+  }
+  }
+  return Type::error();
+}
+
+bool Checker::nestedShape(const Expr &e, std::vector<Dim> &dims, size_t) {
+  std::vector<size_t> lengths; // along the first elements
+  for (const Expr *cur = &e; auto *list = cur->as<ArrayExpr>(); cur = list->elements[0].get()) {
+    if (list->elements.empty()) {
+      diags_.error(code::E0212, cur->span, "`tensor` data cannot be empty: dimensions are at least 1");
+      return false;
+    }
+    lengths.push_back(list->elements.size());
+  }
+  if (lengths.empty()) {
+    diags_.error(code::E0212, e.span, "`tensor` takes nested `[...]` data");
+    return false;
+  }
+  std::function<bool(const Expr &, size_t)> regular = [&](const Expr &x, size_t depth) {
+    auto *list = x.as<ArrayExpr>();
+    bool ok = depth == lengths.size() ? list == nullptr : list && list->elements.size() == lengths[depth];
+    if (!ok) {
+      diags_.error(code::E0212, x.span, "ragged `tensor` data: every row of a level needs " +
+                                            (depth < lengths.size() ? std::to_string(lengths[depth]) + " elements"
+                                                                    : std::string("to hold values, not rows")));
+      return false;
+    }
+    if (list)
+      for (const ExprPtr &y : list->elements)
+        if (!regular(*y, depth + 1))
+          return false;
+    return true;
+  };
+  if (!regular(e, 0))
+    return false;
+  for (size_t n : lengths)
+    dims.push_back(Dim::constant(static_cast<int64_t>(n)));
+  return true;
+}
+
+std::string Checker::joinDims(const std::vector<Dim> &dims) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + dims[i].str();
+  return s;
+}
+
+Type Checker::builtinArgument(const Expr &e, const Type *hint) {
+  if (auto *a = e.as<ArrayExpr>()) {
+    for (const ExprPtr &x : a->elements)
+      builtinArgument(*x, nullptr);
+    return record(e, Type::of(Kind::Array));
+  }
+  return expr(e, hint);
+}
+
+Scalar Checker::accumulator(const CallExpr &c, Scalar input, std::optional<Scalar> acc) {
+  Scalar fallback = isLowPrecision(input) ? Scalar::F32 : input;
+  if (!acc)
+    return fallback;
+  const Arg *accArg = nullptr;
+  for (const Arg &a : c.args)
+    if (a.name == "acc")
+      accArg = &a;
+  Span at = accArg ? accArg->value->span : c.span;
+  std::string in(scalarName(input)), ac(scalarName(*acc));
+  if (isLowPrecision(input) && !accumulatorAllowed(input, *acc)) {
+    diags_.error(code::E0913, at, "invalid accumulator `" + ac + "` for `" + in + "` input")
+        .note("reductions and contractions over low-precision inputs accumulate in f32 or f64 "
+              "(SFEP-0054 §3.6)")
+        .help("use `acc: f32` (the default) or `acc: f64`");
+    return fallback;
+  }
+  // (Source has no accumulating reduction over bool: `any` and `all` take no `acc:`.)
+  if (input == Scalar::Bool || !accumulatorAllowed(input, *acc)) {
+    bool otherKind = isFloat(input) != isFloat(*acc) || isInteger(input) != isInteger(*acc) ||
+                     input == Scalar::Bool || *acc == Scalar::Bool;
+    diags_.error(code::E0913, at, "invalid accumulator `" + ac + "` for `" + in + "` input")
+        .note(otherKind ? "the accumulator must be of the input's kind (integer or float)"
+                        : "the accumulator must be at least as wide as the input")
+        .help("use `acc: " + in + "` (the default)" +
+              (input == Scalar::F32 ? " or `acc: f64`" : ""));
+    return fallback;
+  }
+  return *acc;
+}
+
+} // namespace keel::sema::detail

@@ -1,0 +1,219 @@
+//===- CheckShapes.cpp - Dimensions, and proofs through the shape solver ---===//
+#include "CheckerImpl.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace keel::sema::detail {
+
+std::optional<Dim> Checker::toDim(const syntax::Dim &d, bool allowProducts) {
+  using K = syntax::Dim::Kind;
+  std::optional<Dim> out;
+  switch (d.kind) {
+  case K::Int: return Dim::constant(d.value);
+  case K::Name: return Dim::variable(d.name);
+  case K::Add:
+  case K::Sub:
+  case K::Mul: {
+    std::optional<Dim> l = toDim(*d.lhs, allowProducts), r = toDim(*d.rhs, allowProducts);
+    if (!l || !r)
+      return std::nullopt;
+    out = d.kind == K::Add ? Dim::add(*l, *r) : d.kind == K::Sub ? Dim::sub(*l, *r) : Dim::mul(*l, *r);
+    break;
+  }
+  case K::Div:
+  case K::Mod: {
+    std::optional<Dim> l = toDim(*d.lhs, allowProducts), r = toDim(*d.rhs, allowProducts);
+    if (!l || !r)
+      return std::nullopt;
+    std::optional<int64_t> q = r->asConstant();
+    if (!q && allowProducts) { // `D % H` in a requires clause
+      out = d.kind == K::Div ? Dim::divBy(*l, *r) : Dim::modBy(*l, *r);
+      break;
+    }
+    if (!q || *q < 1) {
+      diags_.error(code::E0212, d.rhs->span, "a dimension can only be divided by a positive constant");
+      return std::nullopt;
+    }
+    out = d.kind == K::Div ? Dim::div(*l, *q) : Dim::mod(*l, *q);
+    break;
+  }
+  }
+  return checkedDim(out, d.span, allowProducts);
+}
+
+std::optional<Dim> Checker::checkedDim(std::optional<Dim> d, Span at, bool allowProducts) {
+  if (!d) {
+    diags_.error(code::E0212, at, "`" + std::string(src_.slice(at)) + "` is not a dimension")
+        .note("dimensions are linear: constants, shape variables, `+`, `-`, constant `*`, and `/` "
+              "or `%` by a constant (products of variables only in reshape targets and `requires`)");
+    return std::nullopt;
+  }
+  if (!allowProducts && !d->isLinear()) {
+    diags_.error(code::E0212, at, "`" + std::string(src_.slice(at)) + "` multiplies shape variables")
+        .note("a product of variables is allowed only in a reshape target or a `requires` clause");
+    return std::nullopt;
+  }
+  return d;
+}
+
+std::optional<Dim> Checker::exprToDim(const Expr &e, bool allowProducts) {
+  record(e, Type::scalarType(Scalar::I64));
+  std::optional<Dim> out;
+  if (auto *i = e.as<IntExpr>()) {
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(i->text.data(), i->text.data() + i->text.size(), v);
+    if (ec == std::errc() && p == i->text.data() + i->text.size())
+      return Dim::constant(v);
+  } else if (auto *n = e.as<NameExpr>()) {
+    if (shapeVars_.count(n->name))
+      return Dim::variable(n->name);
+    diags_.error(code::E0212, e.span, "`" + n->name + "` is not a shape variable of this function")
+        .note("a dimension is built from constants and the shape variables of the parameters' types");
+    return std::nullopt;
+  } else if (auto *u = e.as<UnaryExpr>(); u && u->op == Tok::Minus) {
+    std::optional<Dim> inner = exprToDim(*u->operand, allowProducts);
+    return inner ? checkedDim(Dim::sub(Dim::constant(0), *inner), e.span, allowProducts) : std::nullopt;
+  } else if (auto *b = e.as<BinaryExpr>()) {
+    std::optional<Dim> l = exprToDim(*b->lhs, allowProducts), r = exprToDim(*b->rhs, allowProducts);
+    if (!l || !r)
+      return std::nullopt;
+    switch (b->op) {
+    case Tok::Plus: out = Dim::add(*l, *r); break;
+    case Tok::Minus: out = Dim::sub(*l, *r); break;
+    case Tok::Star: out = Dim::mul(*l, *r); break;
+    case Tok::Slash:
+    case Tok::Percent: {
+      std::optional<int64_t> q = r->asConstant();
+      if (!q || *q < 1) {
+        diags_.error(code::E0212, b->rhs->span, "a dimension can only be divided by a positive constant");
+        return std::nullopt;
+      }
+      out = b->op == Tok::Slash ? Dim::div(*l, *q) : Dim::mod(*l, *q);
+      break;
+    }
+    default: break;
+    }
+    return checkedDim(out, e.span, allowProducts);
+  }
+  diags_.error(code::E0212, e.span, "`" + std::string(src_.slice(e.span)) + "` is not a dimension");
+  return std::nullopt;
+}
+
+std::optional<int64_t> Checker::constantInt(const Expr &e) {
+  record(e, Type::scalarType(Scalar::I64));
+  if (auto *i = e.as<IntExpr>()) {
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(i->text.data(), i->text.data() + i->text.size(), v);
+    if (ec == std::errc() && p == i->text.data() + i->text.size())
+      return v;
+  }
+  diags_.error(code::E0203, e.span, "`" + std::string(src_.slice(e.span)) + "` must be a constant axis number");
+  return std::nullopt;
+}
+
+std::string Checker::counterexampleText(const ProofResult &r, const std::vector<std::string> &goalOrder) {
+  std::string main, rest;
+  for (const std::string &name : goalOrder)
+    if (auto it = r.counterexample.find(name); it != r.counterexample.end())
+      main += (main.empty() ? "" : ", ") + name + " = " + std::to_string(it->second);
+  for (const auto &[name, value] : r.counterexample)
+    if (std::find(goalOrder.begin(), goalOrder.end(), name) == goalOrder.end())
+      rest += (rest.empty() ? "" : ", ") + name + " = " + std::to_string(value);
+  if (main.empty())
+    return rest;
+  return rest.empty() ? main : main + " (" + rest + ")";
+}
+
+bool Checker::prove(const Goal &goal, Span at, const char *errorCode, const std::string &message,
+                    const std::vector<DiagNote> &extraNotes) {
+  if (goal.empty())
+    return true;
+  ProofResult r = solver_.prove(shapes_, goal);
+  if (r.status == ProofResult::Status::Proved)
+    return true;
+  std::set<std::string> goalVars;
+  std::vector<std::string> goalOrder;
+  std::string goalText;
+  for (const auto &clause : goal) {
+    // Clauses true for every value (0 <= 2) say nothing: leave them out.
+    bool trivial = std::any_of(clause.begin(), clause.end(), [](const Comparison &c) {
+      std::optional<Dim> diff = Dim::sub(c.lhs, c.rhs);
+      std::optional<int64_t> k = diff ? diff->asConstant() : std::nullopt;
+      if (!k)
+        return false;
+      switch (c.rel) {
+      case Rel::Eq: return *k == 0;
+      case Rel::Ne: return *k != 0;
+      case Rel::Lt: return *k < 0;
+      case Rel::Le: return *k <= 0;
+      case Rel::Gt: return *k > 0;
+      case Rel::Ge: return *k >= 0;
+      }
+      return false;
+    });
+    if (trivial)
+      continue;
+    std::string clauseText;
+    for (const Comparison &c : clause) {
+      for (const Dim *side : {&c.lhs, &c.rhs})
+        for (const std::string &v : side->variables())
+          if (goalVars.insert(v).second)
+            goalOrder.push_back(v);
+      clauseText += (clauseText.empty() ? "" : " or ") + c.str();
+    }
+    goalText += (goalText.empty() ? "" : ", ") + clauseText;
+  }
+  Diagnostic &d = r.status == ProofResult::Status::Refuted
+                      ? diags_.error(errorCode, at, message)
+                      : diags_.error(code::E0211, at, "could not prove " + goalText);
+  if (r.status == ProofResult::Status::Refuted) {
+    d.note("needs " + goalText + ", which fails for " + counterexampleText(r, goalOrder));
+  } else {
+    d.note("the solver answered \"unknown\" (" + r.reason + "); an unproved shape fact is an error, never "
+           "an assumption")
+        .help("state what the code relies on in a `requires` clause, or raise --smt-timeout");
+  }
+  for (const std::string &v : goalOrder)
+    if (auto it = shapeVars_.find(v); it != shapeVars_.end())
+      d.note(it->second, "`" + v + "` is introduced here");
+  for (const DiagNote &n : extraNotes)
+    d.note(n.span, n.message);
+  return false;
+}
+
+bool Checker::sameShape(const Type &a, const Type &b, Span at, const char *errorCode, const std::string &what) {
+  if (a.dims.size() != b.dims.size()) {
+    diags_.error(errorCode, at, what + ": `" + typeName(a) + "` and `" + typeName(b) + "` have different ranks");
+    return false;
+  }
+  Goal goal;
+  // Equal normal forms are settled by the solver's fast path (and counted).
+  for (size_t i = 0; i < a.dims.size(); ++i)
+    goal.push_back({{a.dims[i], Rel::Eq, b.dims[i]}});
+  return prove(goal, at, errorCode, what + ": `" + typeName(a) + "` and `" + typeName(b) + "` differ");
+}
+
+std::optional<std::vector<Dim>> Checker::broadcastShapes(const Type &l, const Type &r, Span at, const std::string &op) {
+  size_t rank = std::max(l.dims.size(), r.dims.size());
+  std::vector<Dim> out(rank);
+  Goal goal;
+  for (size_t i = 0; i < rank; ++i) {
+    const Dim *a = i + l.dims.size() >= rank ? &l.dims[i + l.dims.size() - rank] : nullptr;
+    const Dim *b = i + r.dims.size() >= rank ? &r.dims[i + r.dims.size() - rank] : nullptr;
+    if (!a || a->asConstant() == std::optional<int64_t>(1)) {
+      out[i] = b ? *b : *a;
+    } else if (!b || b->asConstant() == std::optional<int64_t>(1)) {
+      out[i] = *a;
+    } else {
+      out[i] = *a;
+      goal.push_back({{*a, Rel::Eq, *b}});
+    }
+  }
+  if (!prove(goal, at, code::E0200, "shapes do not match in `" + op + "`: `" + typeName(l) + "` and `" +
+                                        typeName(r) + "`"))
+    return std::nullopt;
+  return out;
+}
+
+} // namespace keel::sema::detail

@@ -1,0 +1,284 @@
+//===- CheckStatements.cpp - Function bodies and statements ----------------===//
+#include "CheckerImpl.h"
+
+#include <algorithm>
+
+namespace keel::sema::detail {
+
+void Checker::declare(const std::string &name, Type type, bool isMutable, Span decl) {
+  scopes_.back()[name] = Var{std::move(type), isMutable, decl};
+}
+
+Checker::Var *Checker::lookup(const std::string &name) {
+  for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+    if (auto found = it->find(name); found != it->end())
+      return &found->second;
+  return nullptr;
+}
+
+void Checker::checkFunction(const FunctionDecl &fn, const FunctionSig &sig) {
+  scopes_.clear();
+  pushScope();
+  shapeVars_.clear();
+  shapes_ = ShapeContext{};
+  shapes_.facts = sig.refinements;
+  shapes_.noDefaultLowerBound = sig.noDefaultLowerBound;
+  for (const Param &p : fn.params) {
+    std::vector<std::pair<std::string, Span>> names;
+    for (const auto &d : p.type.dims)
+      collectDimNames(*d, names);
+    for (auto &[name, span] : names)
+      shapeVars_.emplace(name, span);
+  }
+  // Shape variables are readable as `int` values in the body.
+  for (const Param &p : fn.params) {
+    std::vector<std::pair<std::string, Span>> names;
+    for (const auto &d : p.type.dims)
+      collectDimNames(*d, names);
+    for (auto &[name, span] : names)
+      if (!lookup(name))
+        declare(name, Type::scalarType(Scalar::I64), false, span);
+  }
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const Param &p = fn.params[i];
+    if (scopes_.back().count(p.name) && scopes_.back()[p.name].decl.begin != p.nameSpan.begin &&
+        !isShapeVariable(fn, p.name))
+      diags_.error(code::E0101, p.nameSpan, "parameter `" + p.name + "` is declared twice");
+    declare(p.name, sig.params[i], false, p.nameSpan);
+  }
+  returnType_ = sig.result;
+  effects_ = sig.effects;
+  allEffects_ = false;
+  loopDepth_ = 0;
+  block(fn.body);
+  if (!returnType_.is(Kind::Void) && !returnType_.is(Kind::Error) && !alwaysReturns(fn.body))
+    diags_.error(code::E0107, {fn.body.span.file, fn.body.span.end - 1, fn.body.span.end},
+                 "function `" + fn.name + "` can reach its end without returning a `" +
+                     typeName(returnType_) + "`")
+        .note(fn.returnType->span, "the return type is declared here");
+}
+
+bool Checker::isShapeVariable(const FunctionDecl &fn, const std::string &name) {
+  for (const Param &p : fn.params) {
+    std::vector<std::pair<std::string, Span>> names;
+    for (const auto &d : p.type.dims)
+      collectDimNames(*d, names);
+    for (auto &n : names)
+      if (n.first == name)
+        return true;
+  }
+  return false;
+}
+
+void Checker::checkTest(const TestDecl &t) {
+  scopes_.clear();
+  pushScope();
+  shapeVars_.clear();
+  shapes_ = ShapeContext{};
+  returnType_ = Type::voidType();
+  effects_.clear();
+  allEffects_ = true; // a test is the harness: it may use every effect
+  loopDepth_ = 0;
+  block(t.body);
+}
+
+bool Checker::alwaysReturns(const Block &b) {
+  return !b.stmts.empty() && alwaysReturns(*b.stmts.back());
+}
+
+bool Checker::alwaysReturns(const Stmt &s) {
+  switch (s.kind) {
+  case StmtKind::Return: return true;
+  case StmtKind::Block: return alwaysReturns(s.as<BlockStmt>()->block);
+  case StmtKind::If: {
+    auto &i = *s.as<IfStmt>();
+    return i.elseStmt && alwaysReturns(i.thenBlock) && alwaysReturns(*i.elseStmt);
+  }
+  case StmtKind::Loop: return !containsBreak(s.as<LoopStmt>()->body);
+  case StmtKind::Let: case StmtKind::Assign: case StmtKind::For: case StmtKind::While: case StmtKind::Break:
+  case StmtKind::Continue: case StmtKind::Assert: case StmtKind::Expr:
+    return false;
+  }
+  return false;
+}
+
+bool Checker::containsBreak(const Block &b) {
+  for (const StmtPtr &s : b.stmts)
+    if (containsBreak(*s))
+      return true;
+  return false;
+}
+
+bool Checker::containsBreak(const Stmt &s) {
+  switch (s.kind) {
+  case StmtKind::Break: return true;
+  case StmtKind::Block: return containsBreak(s.as<BlockStmt>()->block);
+  case StmtKind::If: {
+    auto &i = *s.as<IfStmt>();
+    return containsBreak(i.thenBlock) || (i.elseStmt && containsBreak(*i.elseStmt));
+  }
+  case StmtKind::For: case StmtKind::While: case StmtKind::Loop: // nested loops own their breaks
+  case StmtKind::Let: case StmtKind::Assign: case StmtKind::Return: case StmtKind::Continue: case StmtKind::Assert:
+  case StmtKind::Expr:
+    return false;
+  }
+  return false;
+}
+
+void Checker::block(const Block &b) {
+  pushScope();
+  for (const StmtPtr &s : b.stmts)
+    stmt(*s);
+  popScope();
+}
+
+void Checker::stmt(const Stmt &s) {
+  switch (s.kind) {
+  case StmtKind::Let: {
+    auto &l = *s.as<LetStmt>();
+    Type declared = l.type ? resolveType(*l.type, false) : Type::error();
+    Type t = expr(*l.init, l.type ? &declared : nullptr);
+    if (l.type)
+      requireAssignable(*l.init, t, declared, "the initializer of `" + l.name + "`");
+    Type varType = l.type ? declared : t;
+    if (varType.is(Kind::Void)) {
+      diags_.error(code::E0106, l.init->span, "`" + l.name + "` cannot hold the result of a function that returns nothing");
+      varType = Type::error();
+    }
+    declare(l.name, varType, l.isMutable, l.nameSpan);
+    return;
+  }
+  case StmtKind::Assign: {
+    auto &a = *s.as<AssignStmt>();
+    Var *v = lookup(a.name);
+    if (!v) {
+      diags_.error(code::E0100, a.nameSpan, "`" + a.name + "` is not defined");
+      expr(*a.value, nullptr);
+      return;
+    }
+    if (!v->isMutable)
+      diags_.error(code::E0105, a.nameSpan, "cannot assign to `" + a.name + "`: it is not `let mut`")
+          .note(v->decl, "`" + a.name + "` is declared here")
+          .help("declare it with `let mut " + a.name + "`");
+    Type t = expr(*a.value, &v->type);
+    if (a.op == Tok::Assign) {
+      requireAssignable(*a.value, t, v->type, "the assignment to `" + a.name + "`");
+    } else {
+      Tok op = a.op == Tok::PlusAssign ? Tok::Plus : a.op == Tok::MinusAssign ? Tok::Minus
+             : a.op == Tok::StarAssign ? Tok::Star : Tok::Slash;
+      arithmeticResult(op, a.nameSpan.to(a.value->span), v->type, t, a.name, *a.value);
+    }
+    return;
+  }
+  case StmtKind::If: {
+    auto &i = *s.as<IfStmt>();
+    condition(*i.cond, "`if`");
+    block(i.thenBlock);
+    if (i.elseStmt)
+      stmt(*i.elseStmt);
+    return;
+  }
+  case StmtKind::For: {
+    auto &f = *s.as<ForStmt>();
+    Type from = expr(*f.from, nullptr);
+    Type to = expr(*f.to, from.is(Kind::Scalar) ? &from : nullptr);
+    Type var = from;
+    if (!from.is(Kind::Error) && !(from.is(Kind::Scalar) && isInteger(from.scalar))) {
+      diags_.error(code::E0106, f.from->span, "a `for` range needs integers, found `" + typeName(from) + "`");
+      var = Type::error();
+    } else if (!to.is(Kind::Error) && !(to == from) && !from.is(Kind::Error)) {
+      diags_.error(code::E0106, f.to->span, "the range ends in `" + typeName(to) + "` but starts in `" + typeName(from) + "`");
+    }
+    pushScope();
+    declare(f.var, var, false, f.varSpan);
+    ++loopDepth_;
+    block(f.body);
+    --loopDepth_;
+    popScope();
+    return;
+  }
+  case StmtKind::While: {
+    auto &w = *s.as<WhileStmt>();
+    condition(*w.cond, "`while`");
+    ++loopDepth_;
+    block(w.body);
+    --loopDepth_;
+    return;
+  }
+  case StmtKind::Loop:
+    ++loopDepth_;
+    block(s.as<LoopStmt>()->body);
+    --loopDepth_;
+    return;
+  case StmtKind::Break:
+  case StmtKind::Continue:
+    if (loopDepth_ == 0)
+      diags_.error(code::E0108, s.span, std::string(s.kind == StmtKind::Break ? "`break`" : "`continue`") +
+                                            " outside a loop");
+    return;
+  case StmtKind::Return: {
+    auto &r = *s.as<ReturnStmt>();
+    if (!r.value) {
+      if (!returnType_.is(Kind::Void) && !returnType_.is(Kind::Error))
+        diags_.error(code::E0106, s.span, "`return;` without a value in a function that returns `" +
+                                              typeName(returnType_) + "`");
+      return;
+    }
+    if (returnType_.is(Kind::Void)) {
+      expr(*r.value, nullptr);
+      diags_.error(code::E0106, r.value->span, "a value is returned from a function that returns nothing")
+          .help("declare the return type with `-> TYPE`");
+      return;
+    }
+    Type t = expr(*r.value, &returnType_);
+    requireAssignable(*r.value, t, returnType_, "the returned value");
+    return;
+  }
+  case StmtKind::Assert: {
+    auto &a = *s.as<AssertStmt>();
+    condition(*a.cond, "`assert`");
+    if (a.message)
+      message(*a.message);
+    return;
+  }
+  case StmtKind::Expr: {
+    const Expr &e = *s.as<ExprStmt>()->expr;
+    if (auto *str = e.as<StringExpr>()) {
+      stringValue(*str);
+      return;
+    }
+    expr(e, nullptr);
+    return;
+  }
+  case StmtKind::Block:
+    block(s.as<BlockStmt>()->block);
+    return;
+  }
+}
+
+void Checker::condition(const Expr &e, const char *what) {
+  Type t = expr(e, nullptr);
+  if (!t.is(Kind::Error) && !t.isScalar(Scalar::Bool))
+    diags_.error(code::E0109, e.span, std::string("the condition of ") + what + " must be `bool`, found `" +
+                                          typeName(t) + "`")
+        .help(t.isNumericScalar() ? "compare it, e.g. `x != 0`" : "use a comparison");
+}
+
+void Checker::message(const Expr &e) {
+  record(e, Type::of(Kind::String));
+  for (const StringPart &part : e.as<StringExpr>()->parts) {
+    if (!part.expr)
+      continue;
+    Type t = expr(*part.expr, nullptr);
+    if (t.is(Kind::Void) || t.is(Kind::Array) || t.is(Kind::TypeName))
+      diags_.error(code::E0106, part.expr->span, "`" + typeName(t) + "` cannot be printed");
+  }
+}
+
+void Checker::stringValue(const StringExpr &s) {
+  diags_.error(code::E0011, s.span, "string values are not supported in Keel")
+      .note("strings may only be `print` and `assert` messages");
+  record(s, Type::error());
+}
+
+} // namespace keel::sema::detail

@@ -1,0 +1,255 @@
+//===- CheckerImpl.h - The checker's class, shared by its files -*- C++ -*-===//
+//
+// Private to src/sema. The checker is one class whose members live in one
+// file per seam: Checker.cpp (declarations, signatures, the entry points),
+// CheckStatements.cpp (bodies and statements), CheckExpressions.cpp
+// (expressions, operators, conversions, calls of user functions),
+// CheckBuiltins.cpp (the built-in functions, from keel/sema/Builtins.def)
+// and CheckShapes.cpp (dimensions and proofs through the shape solver).
+//
+// One pass over each function body with a scope stack. Expressions are
+// checked with an optional expected type, which is how literals get their
+// type: a literal takes the expected type, or in a binary operation the
+// other operand's exact type (SFEP-0054 §3.3), so the non-literal operand is
+// checked first. An expression whose error has been reported gets the Error
+// type, which every later check accepts, so one mistake gives one message.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KEEL_SEMA_CHECKERIMPL_H
+#define KEEL_SEMA_CHECKERIMPL_H
+
+#include "keel/sema/Builtins.h"
+#include "keel/sema/Checker.h"
+#include "keel/sema/Solver.h"
+#include "keel/support/Codes.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace keel::sema::detail {
+
+// The checker's files read the AST's names unqualified.
+using namespace syntax;
+using Kind = Type::Kind;
+
+/// Spellings that people try for the low-precision types (E0910).
+std::optional<std::string> lowPrecisionHint(std::string_view name);
+void collectDimNames(const syntax::Dim &d, std::vector<std::pair<std::string, Span>> &out);
+bool isArithmetic(Tok op);
+bool isComparison(Tok op);
+/// Whether `e` is built of number literals and arithmetic alone. Memoized in
+/// `memo`: the checker asks at every node of a chain, so without it a chain
+/// of n literals would cost n^2.
+bool isLiteralTree(const Expr &e, std::unordered_map<const Expr *, bool> &memo);
+/// A built-in's name (its rows are keel/sema/Builtins.def's).
+bool isBuiltinName(std::string_view name);
+
+class Checker {
+public:
+  Checker(const SourceManager &sources, DiagnosticEngine &diags, ShapeSolver &solver)
+      : src_(sources), diags_(diags), solver_(solver) {}
+
+  CheckedProgram run(const Program &program) {
+    collectSignatures(program);
+    for (const FunctionDecl &fn : program.functions)
+      if (auto it = out_.functions.find(fn.name); it != out_.functions.end() && it->second.decl == &fn)
+        checkFunction(fn, it->second);
+    std::set<std::string> testNames;
+    for (const TestDecl &t : program.tests) {
+      if (!testNames.insert(t.name).second)
+        diags_.error(code::E0101, t.nameSpan, "test \"" + t.name + "\" is defined twice");
+      checkTest(t);
+    }
+    return std::move(out_);
+  }
+
+private:
+  //===-- Declarations ---------------------------------------------------===//
+
+  void collectSignatures(const Program &program);
+
+  /// The `requires` clause in normal form. Its variables must be shape
+  /// variables of the parameters; `V >= 0` (or lower) lifts V's default
+  /// lower bound of 1.
+  void readRefinements(const FunctionDecl &fn, FunctionSig &sig);
+
+  /// Resolves a written type. `allowVoid` for return types.
+  Type resolveType(const TypeExpr &t, bool allowVoid);
+
+  std::optional<Scalar> resolveScalarName(const std::string &name, Span at, bool dtype);
+
+  //===-- Shapes -----------------------------------------------------------===//
+
+  /// A written dimension in normal form. Products of variables only where
+  /// Phase 0 allows them (`allowProducts`: reshape targets, requires).
+  std::optional<Dim> toDim(const syntax::Dim &d, bool allowProducts);
+
+  std::optional<Dim> checkedDim(std::optional<Dim> d, Span at, bool allowProducts);
+
+  /// A dimension written as an expression (reshape targets, slice bounds):
+  /// integer literals, shape variables, + - * / % and parentheses.
+  std::optional<Dim> exprToDim(const Expr &e, bool allowProducts);
+
+  /// A compile-time integer argument (`axis: 1`, `axis: -1` is not allowed).
+  std::optional<int64_t> constantInt(const Expr &e);
+
+  std::optional<size_t> axisArgument(const CallExpr &c, size_t rank, bool required = true);
+
+  /// `axis: 1` or, for the accumulating reductions, `axis: [0, 2]`
+  /// (distinct axes; Phase 0 §8).
+  std::optional<std::vector<size_t>> reductionAxes(const CallExpr &c, size_t rank, bool listAllowed);
+
+  /// "K = 3, N = 4 (M = 1)": the goal's variables in the order the goal
+  /// mentions them, then the others.
+  static std::string counterexampleText(const ProofResult &r, const std::vector<std::string> &goalOrder);
+
+  /// Proves `goal` in the function's context. On failure reports `code` at
+  /// `at` with the counterexample, and notes where the clashing shape
+  /// variables were introduced; a timeout or unknown is E0211.
+  bool prove(const Goal &goal, Span at, const char *errorCode, const std::string &message,
+             const std::vector<DiagNote> &extraNotes = {});
+
+  /// Each dimension of `a` equal to that of `b`, with the same rank.
+  bool sameShape(const Type &a, const Type &b, Span at, const char *errorCode, const std::string &what);
+
+  /// NumPy-style broadcasting of two shapes for a binary operator: ranks
+  /// aligned on the right, each pair provably equal or one side literally 1.
+  std::optional<std::vector<Dim>> broadcastShapes(const Type &l, const Type &r, Span at, const std::string &op);
+
+  //===-- Bodies ---------------------------------------------------------===//
+
+  struct Var {
+    Type type;
+    bool isMutable;
+    Span decl;
+  };
+
+  void pushScope() { scopes_.emplace_back(); }
+  void popScope() { scopes_.pop_back(); }
+  void declare(const std::string &name, Type type, bool isMutable, Span decl);
+  Var *lookup(const std::string &name);
+
+  void checkFunction(const FunctionDecl &fn, const FunctionSig &sig);
+
+  bool isShapeVariable(const FunctionDecl &fn, const std::string &name);
+
+  void checkTest(const TestDecl &t);
+
+  static bool alwaysReturns(const Block &b);
+  static bool alwaysReturns(const Stmt &s);
+  /// Whether a `break` in `b` leaves the loop whose body `b` is.
+  static bool containsBreak(const Block &b);
+  static bool containsBreak(const Stmt &s);
+
+  void block(const Block &b);
+
+  void stmt(const Stmt &s);
+
+  void condition(const Expr &e, const char *what);
+
+  /// A print or assert message: a string whose interpolations are values.
+  void message(const Expr &e);
+
+  void stringValue(const StringExpr &s);
+
+  //===-- Conversions ----------------------------------------------------===//
+
+  /// A value of type `from` (the checked `e`) used where `to` is required.
+  void requireAssignable(const Expr &e, const Type &from, const Type &to, const std::string &what);
+
+  //===-- Expressions ----------------------------------------------------===//
+
+  Type record(const Expr &e, Type t);
+
+  Type expr(const Expr &e, const Type *expected) { return record(e, exprUncached(e, expected)); }
+
+  Type exprUncached(const Expr &e, const Type *expected);
+
+  /// An integer literal (negated when `negative`) in its context.
+  Type intLiteral(const IntExpr &e, const Type *expected, bool negative, Span at);
+
+  /// A float literal in its context, rounded once from its decimal value.
+  Type floatLiteral(const FloatExpr &e, const Type *expected, bool negative, Span at);
+
+  Type unary(const UnaryExpr &u, const Type *expected);
+
+  void fp8Arithmetic(Span at, std::string_view op, Scalar s, const std::string &lhs, const std::string &rhs);
+
+  Type binary(const BinaryExpr &b, const Type *expected);
+
+  static bool isValue(const Type &t) { return t.is(Kind::Scalar) || t.is(Kind::Tensor); }
+  static bool sameValueType(const Type &l, const Type &r);
+  /// The result of an elementwise operation: tensor op tensor (NumPy-style
+  /// broadcasting sugar where provable), tensor op scalar (the scalar is
+  /// broadcast), scalar op scalar. The element type is the operands'.
+  Type elementwise(const Type &l, const Type &r, Span at, const std::string &op);
+
+  Type mismatch(Tok op, Span at, const Type &l, const Type &r, const std::string &ls, const std::string &rs);
+
+  Type arithmeticResult(Tok op, Span at, const Type &l, const Type &r, const std::string &ls, const Expr &rhs);
+
+  Type comparison(const BinaryExpr &b, const Type &l, const Type &r);
+
+  Type cast(const CastExpr &c);
+
+  Type index(const IndexExpr &ix);
+
+  //===-- Calls ----------------------------------------------------------===//
+
+  void requireEffects(const CallExpr &c, const std::set<std::string> &needed);
+
+  Type call(const CallExpr &c, const Type *expected);
+
+  Type userCall(const CallExpr &c, const FunctionSig &sig);
+
+  /// Binds the callee's shape variables from the arguments' shapes, proves
+  /// the remaining parameter dimensions and the callee's `requires` in the
+  /// caller's context. nullopt after reporting a failure.
+  std::optional<std::map<std::string, Dim>> bindShapes(const CallExpr &c, const FunctionSig &sig,
+                                                       const std::vector<std::pair<size_t, Type>> &args,
+                                                       const std::vector<const Expr *> &argExprs);
+
+  /// A type-valued argument (`dtype: f32`, `acc: f64`).
+  std::optional<Scalar> typeArgument(const Arg &a);
+
+  /// A call of a built-in (`info`, resolved from the table). `expected`:
+  /// the type its context wants, which constructors take their element type
+  /// from when they have no `dtype:` (as literals do, SFEP-0054 §3.3).
+  Type builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type *expected);
+
+  /// The shape of nested `[...]` data: every row of a level the same length.
+  bool nestedShape(const Expr &e, std::vector<Dim> &dims, size_t);
+
+  static std::string joinDims(const std::vector<Dim> &dims);
+
+  /// Arguments of tensor built-ins may be `[...]` lists (shapes,
+  /// permutations, data); their literals keep their default types.
+  Type builtinArgument(const Expr &e, const Type *hint);
+
+  /// The accumulator of a reduction or contraction over `input` (SFEP-0054
+  /// §3.6): f32 by default for low precision, else the input type; an
+  /// explicit one must be f32/f64 for low precision, and never narrower or
+  /// of another kind.
+  Scalar accumulator(const CallExpr &c, Scalar input, std::optional<Scalar> acc);
+
+  const SourceManager &src_;
+  DiagnosticEngine &diags_;
+  ShapeSolver &solver_;
+  CheckedProgram out_;
+  ShapeContext shapes_;                 ///< the current function's shape facts
+  std::map<std::string, Span> shapeVars_; ///< shape variable -> where introduced
+  std::unordered_map<const Expr *, bool> literalTrees_; ///< isLiteralTree's memo
+  std::vector<std::unordered_map<std::string, Var>> scopes_;
+  Type returnType_;
+  std::set<std::string> effects_;
+  bool allEffects_ = false;
+  int loopDepth_ = 0;
+};
+
+} // namespace keel::sema::detail
+
+#endif // KEEL_SEMA_CHECKERIMPL_H
