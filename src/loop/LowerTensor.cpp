@@ -4,10 +4,16 @@
 // for concatenate, over each operand) whose body computes one element.
 // Element values live in their "compute" type (pred as bool, i4 in an i8
 // with 4-bit wrapping) and are stored in their storage type (pred as a 0/1
-// byte, i4 as a sign-extended byte).
+// byte, i4 as a sign-extended byte). With an empty schedule this file is
+// the whole lowering, the definition of every operation (`keel run --exit
+// reference`); where a schedule (Schedule.h) reads a value through its
+// user's loop or orders a contraction's loops differently, the members in
+// LowerScheduled.cpp and the read-through in `load` realize it.
 //
 //===----------------------------------------------------------------------===//
 #include "keel/loop/LowerTensor.h"
+
+#include "TensorLowering.h"
 
 #include "keel/loop/Schedule.h"
 
@@ -62,7 +68,7 @@ std::vector<uint8_t> storedBytes(DType t, const std::vector<uint64_t> &encodings
   return bytes;
 }
 
-namespace {
+namespace detail {
 
 Type computeType(DType t) { return t == DType::Bool ? Type::Bool : storageType(t); }
 
@@ -124,7 +130,9 @@ template <typename F> ExprPtr viaF32(DType t, F op, std::vector<ExprPtr> args) {
   return makeCast(op(std::move(args)), computeType(t));
 }
 
-} // namespace
+} // namespace detail
+
+using namespace detail;
 
 ExprPtr unaryElement(ir::UnaryCode code, DType t, ExprPtr x) {
   auto unary = [](UnaryOp op) {
@@ -200,7 +208,7 @@ ExprPtr binaryElement(BinaryOp op, DType t, ExprPtr a, ExprPtr b) {
   return r;
 }
 
-namespace {
+namespace detail {
 
 CompareOp compareOp(ir::CompareDir d) {
   switch (d) {
@@ -240,14 +248,6 @@ ExprPtr identity(ir::Combiner c, DType acc) {
   return makeConst(t, 0);
 }
 
-/// An index into one dimension: a loop counter plus a constant (or, with
-/// slot < 0, only the constant).
-struct Ix {
-  int64_t slot = -1;
-  int64_t offset = 0;
-  int64_t scale = 1; ///< the index is scale * counter + offset
-};
-
 /// Element strides of a type's layout.
 std::vector<int64_t> strides(const TensorType &t) {
   std::vector<int64_t> s(t.rank(), 1);
@@ -259,730 +259,494 @@ std::vector<int64_t> strides(const TensorType &t) {
   return s;
 }
 
-class FunctionLowering {
-public:
-  FunctionLowering(const ir::Function &f, const FunctionSchedule &schedule, Module &out)
-      : f_(f), s_(schedule), out_(out) {}
+Slot FunctionLowering::newSlot(Type t) {
+  fn_.slots.push_back(t);
+  return static_cast<Slot>(fn_.slots.size() - 1);
+}
 
-  Function run() {
-    fn_.name = f_.name;
-    fn_.loc = location(f_.loc);
-    for (ValueId p : f_.params)
-      buffer_[p] = newSlot(Type::Ptr);
-    for (size_t i = 0; i < f_.resultTypes.size(); ++i)
-      resultSlots_.push_back(newSlot(Type::Ptr));
-    fn_.params = fn_.slots.size();
-    fn_.result = Type::Void;
-    block_ = &fn_.body;
-    lowerOps(f_.ops, nullptr);
-    return std::move(fn_);
+void FunctionLowering::assign(Slot slot, ExprPtr value) {
+  auto s = std::make_unique<Stmt>();
+  s->kind = Stmt::Kind::Assign;
+  s->slot = slot;
+  s->value = std::move(value);
+  emit(std::move(s));
+}
+
+std::vector<Slot> FunctionLowering::openNest(const std::vector<int64_t> &shape) {
+  std::vector<Slot> counters;
+  for (int64_t n : shape) {
+    Slot s = newSlot(Type::I64);
+    auto loop = std::make_unique<Stmt>();
+    loop->kind = Stmt::Kind::For;
+    loop->slot = s;
+    loop->from = i64(0);
+    loop->to = i64(n);
+    std::vector<StmtPtr> *body = &loop->body;
+    emit(std::move(loop));
+    block_ = body;
+    counters.push_back(s);
   }
+  return counters;
+}
 
-private:
-  static Location location(const ir::Location &l) { return Location{l.file, l.line, l.column}; }
+std::vector<Ix> FunctionLowering::ixs(const std::vector<Slot> &counters) {
+  std::vector<Ix> out;
+  for (Slot s : counters)
+    out.push_back({static_cast<int64_t>(s), 0});
+  return out;
+}
 
-  Slot newSlot(Type t) {
-    fn_.slots.push_back(t);
-    return static_cast<Slot>(fn_.slots.size() - 1);
+ExprPtr FunctionLowering::address(const TensorType &t, const std::vector<Ix> &index) {
+  std::vector<int64_t> s = strides(t);
+  int64_t constant = 0;
+  ExprPtr sum;
+  for (size_t d = 0; d < index.size(); ++d) {
+    constant += index[d].offset * s[d];
+    if (index[d].slot < 0)
+      continue;
+    ExprPtr term = makeBinary(BinaryOp::Mul, var(static_cast<Slot>(index[d].slot)), i64(index[d].scale * s[d]));
+    sum = sum ? makeBinary(BinaryOp::Add, std::move(sum), std::move(term)) : std::move(term);
   }
-  void emit(StmtPtr s) { block_->push_back(std::move(s)); }
-  const TensorType &type(ValueId v) const { return f_.valueTypes[v]; }
+  if (!sum)
+    return i64(constant);
+  return constant ? makeBinary(BinaryOp::Add, std::move(sum), i64(constant)) : std::move(sum);
+}
 
-  void assign(Slot slot, ExprPtr value) {
-    auto s = std::make_unique<Stmt>();
-    s->kind = Stmt::Kind::Assign;
-    s->slot = slot;
-    s->value = std::move(value);
-    emit(std::move(s));
+ExprPtr FunctionLowering::loadFrom(Slot ptr, DType t, ExprPtr addr) {
+  ExprPtr e = makeLoad(storageType(t), var(ptr), std::move(addr));
+  if (t == DType::Bool)
+    return makeCompare(CompareOp::Ne, std::move(e), makeConst(Type::U8, 0));
+  return e;
+}
+
+ExprPtr FunctionLowering::load(ValueId v, const std::vector<Ix> &index) {
+  if (auto it = s_.splats.find(v); it != s_.splats.end())
+    return encodingConst(type(v).dtype, it->second);
+  if (auto it = broadcasts_.find(v); it != broadcasts_.end())
+    return load(it->second->operands[0], broadcastIndex(*it->second, index));
+  if (auto it = pointwiseOps_.find(v); it != pointwiseOps_.end())
+    return pointwise(*it->second, index);
+  return loadFrom(buffer_.at(v), type(v).dtype, address(type(v), index));
+}
+
+ExprPtr FunctionLowering::pointwise(const ir::Op &o, const std::vector<Ix> &i) {
+  const std::vector<ValueId> &x = o.operands;
+  switch (o.kind) {
+  case OpKind::Unary: return unaryElement(o.unary, type(x[0]).dtype, load(x[0], i));
+  case OpKind::Binary: return binaryElement(binaryOp(o.binary), type(x[0]).dtype, load(x[0], i), load(x[1], i));
+  case OpKind::Compare: return makeCompare(compareOp(o.compare), load(x[0], i), load(x[1], i));
+  case OpKind::Select: return makeSelect(load(x[0], i), load(x[1], i), load(x[2], i));
+  case OpKind::Convert: return convert(load(x[0], i), type(x[0]).dtype, type(o.results[0]).dtype);
+  case OpKind::Copy: case OpKind::Relayout: return load(x[0], i);
+  case OpKind::Constant: case OpKind::Iota: case OpKind::BroadcastInDim: case OpKind::Reshape:
+  case OpKind::Transpose: case OpKind::Slice: case OpKind::Concatenate: case OpKind::Reduce:
+  case OpKind::DotGeneral: case OpKind::Call: case OpKind::Return: case OpKind::Fusion:
+    break;
   }
-  ExprPtr var(Slot s) { return makeVar(s, fn_.slots[s]); }
+  return nullptr; // not pointwise: never asked
+}
 
-  /// Opens `for` loops over `shape`, outermost first; later statements go
-  /// into the innermost body. Returns the counters.
-  std::vector<Slot> openNest(const std::vector<int64_t> &shape) {
-    std::vector<Slot> counters;
-    for (int64_t n : shape) {
-      Slot s = newSlot(Type::I64);
-      auto loop = std::make_unique<Stmt>();
-      loop->kind = Stmt::Kind::For;
-      loop->slot = s;
-      loop->from = i64(0);
-      loop->to = i64(n);
-      std::vector<StmtPtr> *body = &loop->body;
-      emit(std::move(loop));
-      block_ = body;
-      counters.push_back(s);
+std::vector<Ix> FunctionLowering::broadcastIndex(const ir::Op &o, const std::vector<Ix> &i) const {
+  std::vector<Ix> j;
+  const TensorType &x = type(o.operands[0]);
+  for (size_t d = 0; d < o.dims.size(); ++d)
+    j.push_back(x.shape[d] == 1 ? Ix{} : i[static_cast<size_t>(o.dims[d])]);
+  return j;
+}
+
+void FunctionLowering::storeTo(Slot ptr, DType t, ExprPtr addr, ExprPtr value) {
+  auto s = std::make_unique<Stmt>();
+  s->kind = Stmt::Kind::Store;
+  s->slot = ptr;
+  s->index = std::move(addr);
+  s->value = makeCast(std::move(value), storageType(t));
+  emit(std::move(s));
+}
+
+void FunctionLowering::store(ValueId v, ExprPtr addr, ExprPtr value) {
+  storeTo(buffer_.at(v), type(v).dtype, std::move(addr), std::move(value));
+}
+
+void FunctionLowering::define(ValueId v, const ir::Op &o) {
+  if (auto it = s_.intoResult.find(v); it != s_.intoResult.end()) {
+    buffer_[v] = resultSlots_[it->second];
+    return;
+  }
+  buffer_[v] = allocateScratch(*type(v).elementCount() * storageBytes(type(v).dtype), o);
+  owned_.insert(v);
+}
+
+void FunctionLowering::copyInto(Slot to, ValueId from) {
+  const TensorType &t = type(from);
+  std::vector<StmtPtr> *saved = block_;
+  std::vector<Ix> index = ixs(openNest(t.shape));
+  storeTo(to, t.dtype, address(t, index), load(from, index));
+  block_ = saved;
+}
+
+void FunctionLowering::free(ValueId v) {
+  if (owned_.erase(v))
+    release(buffer_.at(v));
+}
+
+void FunctionLowering::lowerOps(const std::vector<ir::Op> &ops, std::vector<ValueId> *regionResults) {
+  // Broadcasts and inlined values are read through their operands: a use
+  // of one is a use of those, which must live until then.
+  std::map<ValueId, std::vector<ValueId>> readsThrough;
+  for (const ir::Op &o : ops)
+    if (o.results.size() == 1 && !s_.splats.count(o.results[0]) &&
+        (s_.readThrough.count(o.results[0]) || s_.computedInUser.count(o.results[0])))
+      readsThrough[o.results[0]] = o.operands;
+  std::map<ValueId, size_t> last;
+  auto use = [&](ValueId used, size_t p) { // v and everything it reads through live until p
+    std::vector<ValueId> work{used};
+    while (!work.empty()) {
+      ValueId v = work.back();
+      work.pop_back();
+      auto [at, fresh] = last.try_emplace(v, p);
+      if (!fresh && at->second == p)
+        continue; // already walked at this position
+      at->second = p;
+      if (auto it = readsThrough.find(v); it != readsThrough.end())
+        work.insert(work.end(), it->second.begin(), it->second.end());
     }
-    return counters;
+  };
+  for (size_t p = 0; p < ops.size(); ++p) {
+    for (ValueId r : ops[p].results)
+      last[r] = p;
+    for (ValueId v : ops[p].operands)
+      use(v, p);
   }
-  static std::vector<Ix> ixs(const std::vector<Slot> &counters) {
-    std::vector<Ix> out;
-    for (Slot s : counters)
-      out.push_back({static_cast<int64_t>(s), 0});
-    return out;
-  }
-
-  ExprPtr address(const TensorType &t, const std::vector<Ix> &index) {
-    std::vector<int64_t> s = strides(t);
-    int64_t constant = 0;
-    ExprPtr sum;
-    for (size_t d = 0; d < index.size(); ++d) {
-      constant += index[d].offset * s[d];
-      if (index[d].slot < 0)
-        continue;
-      ExprPtr term = makeBinary(BinaryOp::Mul, var(static_cast<Slot>(index[d].slot)), i64(index[d].scale * s[d]));
-      sum = sum ? makeBinary(BinaryOp::Add, std::move(sum), std::move(term)) : std::move(term);
-    }
-    if (!sum)
-      return i64(constant);
-    return constant ? makeBinary(BinaryOp::Add, std::move(sum), i64(constant)) : std::move(sum);
-  }
-
-  /// Element `addr` of the buffer in `ptr`, in the compute type of `t`.
-  ExprPtr loadFrom(Slot ptr, DType t, ExprPtr addr) {
-    ExprPtr e = makeLoad(storageType(t), var(ptr), std::move(addr));
-    if (t == DType::Bool)
-      return makeCompare(CompareOp::Ne, std::move(e), makeConst(Type::U8, 0));
-    return e;
-  }
-  ExprPtr load(ValueId v, const std::vector<Ix> &index) {
-    if (auto it = s_.splats.find(v); it != s_.splats.end())
-      return encodingConst(type(v).dtype, it->second);
-    if (auto it = broadcasts_.find(v); it != broadcasts_.end())
-      return load(it->second->operands[0], broadcastIndex(*it->second, index));
-    if (auto it = pointwiseOps_.find(v); it != pointwiseOps_.end())
-      return pointwise(*it->second, index);
-    return loadFrom(buffer_.at(v), type(v).dtype, address(type(v), index));
-  }
-
-  /// Element `i` of a pointwise operation's result (each operand read at
-  /// the same index).
-  ExprPtr pointwise(const ir::Op &o, const std::vector<Ix> &i) {
-    const std::vector<ValueId> &x = o.operands;
-    switch (o.kind) {
-    case OpKind::Unary: return unaryElement(o.unary, type(x[0]).dtype, load(x[0], i));
-    case OpKind::Binary: return binaryElement(binaryOp(o.binary), type(x[0]).dtype, load(x[0], i), load(x[1], i));
-    case OpKind::Compare: return makeCompare(compareOp(o.compare), load(x[0], i), load(x[1], i));
-    case OpKind::Select: return makeSelect(load(x[0], i), load(x[1], i), load(x[2], i));
-    case OpKind::Convert: return convert(load(x[0], i), type(x[0]).dtype, type(o.results[0]).dtype);
-    case OpKind::Copy: case OpKind::Relayout: return load(x[0], i);
-    case OpKind::Constant: case OpKind::Iota: case OpKind::BroadcastInDim: case OpKind::Reshape:
-    case OpKind::Transpose: case OpKind::Slice: case OpKind::Concatenate: case OpKind::Reduce:
-    case OpKind::DotGeneral: case OpKind::Call: case OpKind::Return: case OpKind::Fusion:
-      break;
-    }
-    return nullptr; // not pointwise: never asked
-  }
-  /// The operand index a broadcast_in_dim reads for result index `i`.
-  std::vector<Ix> broadcastIndex(const ir::Op &o, const std::vector<Ix> &i) const {
-    std::vector<Ix> j;
-    const TensorType &x = type(o.operands[0]);
-    for (size_t d = 0; d < o.dims.size(); ++d)
-      j.push_back(x.shape[d] == 1 ? Ix{} : i[static_cast<size_t>(o.dims[d])]);
-    return j;
-  }
-
-  /// A buffer holding `v`: a value that has none (a splat, a broadcast) is
-  /// written out the first time one is needed (a call's argument, the rhs
-  /// of a tiled contraction).
-  Slot bufferOf(ValueId v, const ir::Op &user) {
-    if (auto it = buffer_.find(v); it != buffer_.end())
-      return it->second;
-    define(v, user); // loads of v still read its splat or its broadcast operand
-    std::vector<StmtPtr> *saved = block_;
-    std::vector<Ix> index = ixs(openNest(type(v).shape));
-    store(v, address(type(v), index), load(v, index));
-    block_ = saved;
-    return buffer_.at(v);
-  }
-  void storeTo(Slot ptr, DType t, ExprPtr addr, ExprPtr value) {
-    auto s = std::make_unique<Stmt>();
-    s->kind = Stmt::Kind::Store;
-    s->slot = ptr;
-    s->index = std::move(addr);
-    s->value = makeCast(std::move(value), storageType(t));
-    emit(std::move(s));
-  }
-  void store(ValueId v, ExprPtr addr, ExprPtr value) {
-    storeTo(buffer_.at(v), type(v).dtype, std::move(addr), std::move(value));
-  }
-
-  /// Gives result `v` its buffer: the caller's, or fresh memory.
-  void define(ValueId v, const ir::Op &o) {
-    if (auto it = s_.intoResult.find(v); it != s_.intoResult.end()) {
-      buffer_[v] = resultSlots_[it->second];
-      return;
-    }
-    buffer_[v] = allocateScratch(*type(v).elementCount() * storageBytes(type(v).dtype), o);
-    owned_.insert(v);
-  }
-
-  /// Defines `o`'s result and stores element(index) at every index.
-  template <typename F> void elementwise(const ir::Op &o, F element) {
-    ValueId r = o.results[0];
-    define(r, o);
-    std::vector<StmtPtr> *saved = block_;
-    std::vector<Ix> index = ixs(openNest(type(r).shape));
-    ExprPtr value = element(index);
-    store(r, address(type(r), index), std::move(value));
-    block_ = saved;
-  }
-
-  /// Copies `from` element by element into the buffer in `to`, of
-  /// `from`'s type.
-  void copyInto(Slot to, ValueId from) {
-    const TensorType &t = type(from);
-    std::vector<StmtPtr> *saved = block_;
-    std::vector<Ix> index = ixs(openNest(t.shape));
-    storeTo(to, t.dtype, address(t, index), load(from, index));
-    block_ = saved;
-  }
-
-  void free(ValueId v) {
-    if (owned_.erase(v))
-      release(buffer_.at(v));
-  }
-
-  /// Lowers a list of operations (a function body, or a fusion region whose
-  /// returned values go to `regionResults`), freeing each owned buffer
-  /// after its last use.
-  void lowerOps(const std::vector<ir::Op> &ops, std::vector<ValueId> *regionResults) {
-    // Broadcasts and inlined values are read through their operands: a use
-    // of one is a use of those, which must live until then.
-    std::map<ValueId, std::vector<ValueId>> readsThrough;
-    for (const ir::Op &o : ops)
-      if (o.results.size() == 1 && !s_.splats.count(o.results[0]) &&
-          (s_.readThrough.count(o.results[0]) || s_.computedInUser.count(o.results[0])))
-        readsThrough[o.results[0]] = o.operands;
-    std::map<ValueId, size_t> last;
-    auto use = [&](ValueId used, size_t p) { // v and everything it reads through live until p
-      std::vector<ValueId> work{used};
-      while (!work.empty()) {
-        ValueId v = work.back();
-        work.pop_back();
-        auto [at, fresh] = last.try_emplace(v, p);
-        if (!fresh && at->second == p)
-          continue; // already walked at this position
-        at->second = p;
-        if (auto it = readsThrough.find(v); it != readsThrough.end())
-          work.insert(work.end(), it->second.begin(), it->second.end());
-      }
-    };
-    for (size_t p = 0; p < ops.size(); ++p) {
-      for (ValueId r : ops[p].results)
-        last[r] = p;
-      for (ValueId v : ops[p].operands)
-        use(v, p);
-    }
-    std::vector<std::vector<ValueId>> dying(ops.size());
-    for (const auto &[v, at] : last)
-      dying[at].push_back(v);
-    for (size_t p = 0; p < ops.size(); ++p) {
-      const ir::Op &o = ops[p];
-      if (o.kind == OpKind::Return) {
-        if (regionResults) {
-          *regionResults = o.operands;
-          continue;
-        }
-        for (size_t i = 0; i < o.operands.size(); ++i) {
-          ValueId v = o.operands[i];
-          if (!(buffer_.count(v) && buffer_.at(v) == resultSlots_[i]))
-            copyInto(resultSlots_[i], v);
-        }
-        for (ValueId v : std::set<ValueId>(owned_))
-          free(v);
+  std::vector<std::vector<ValueId>> dying(ops.size());
+  for (const auto &[v, at] : last)
+    dying[at].push_back(v);
+  for (size_t p = 0; p < ops.size(); ++p) {
+    const ir::Op &o = ops[p];
+    if (o.kind == OpKind::Return) {
+      if (regionResults) {
+        *regionResults = o.operands;
         continue;
       }
-      lowerOp(o);
-      if (s_.freeEarly)
-        for (ValueId v : dying[p])
-          if (!(regionResults && isReturned(ops, v)))
-            free(v);
-    }
-  }
-
-  static bool isReturned(const std::vector<ir::Op> &ops, ValueId v) {
-    const ir::Op &ret = ops.back();
-    return std::find(ret.operands.begin(), ret.operands.end(), v) != ret.operands.end();
-  }
-
-  void lowerOp(const ir::Op &o) {
-    if (o.results.size() == 1 && s_.splats.count(o.results[0]))
-      return; // never stored: loads become the constant (see load)
-    switch (o.kind) {
-    case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
-    case OpKind::Copy: case OpKind::Relayout:
-      if (s_.computedInUser.count(o.results[0])) { // computed where its one user reads it (see load)
-        pointwiseOps_[o.results[0]] = &o;
-        return;
+      for (size_t i = 0; i < o.operands.size(); ++i) {
+        ValueId v = o.operands[i];
+        if (!(buffer_.count(v) && buffer_.at(v) == resultSlots_[i]))
+          copyInto(resultSlots_[i], v);
       }
-      elementwise(o, [&](const std::vector<Ix> &i) { return pointwise(o, i); });
-      return;
-    case OpKind::Constant: constant(o); return;
-    case OpKind::Iota: {
-      DType t = type(o.results[0]).dtype;
-      elementwise(o, [&](const std::vector<Ix> &i) {
-        return convert(var(static_cast<Slot>(i[static_cast<size_t>(o.axis)].slot)), DType::I64, t);
-      });
-      return;
-    }
-    case OpKind::BroadcastInDim:
-      if (s_.readThrough.count(o.results[0])) { // never stored: loads read the operand (see load)
-        broadcasts_[o.results[0]] = &o;
-        return;
-      }
-      elementwise(o, [&](const std::vector<Ix> &i) { return load(o.operands[0], broadcastIndex(o, i)); });
-      return;
-    case OpKind::Transpose: {
-      ValueId x = o.operands[0];
-      elementwise(o, [&](const std::vector<Ix> &i) {
-        std::vector<Ix> j(i.size());
-        for (size_t d = 0; d < i.size(); ++d)
-          j[static_cast<size_t>(o.dims[d])] = i[d];
-        return load(x, j);
-      });
-      return;
-    }
-    case OpKind::Slice: {
-      ValueId x = o.operands[0];
-      elementwise(o, [&](const std::vector<Ix> &i) {
-        std::vector<Ix> j = i;
-        for (size_t d = 0; d < j.size(); ++d)
-          j[d].offset += o.dims[d];
-        return load(x, j);
-      });
-      return;
-    }
-    case OpKind::Reshape: reshape(o); return;
-    case OpKind::Concatenate: concatenate(o); return;
-    case OpKind::Reduce: reduce(o); return;
-    case OpKind::DotGeneral: dotGeneral(o); return;
-    case OpKind::Call: {
-      std::vector<ExprPtr> buffers;
-      for (ValueId a : o.operands)
-        buffers.push_back(var(bufferOf(a, o)));
-      for (ValueId r : o.results) {
-        define(r, o);
-        buffers.push_back(var(buffer_.at(r)));
-      }
-      auto s = std::make_unique<Stmt>();
-      s->kind = Stmt::Kind::Eval;
-      s->value = makeCall(o.callee, Type::Void, std::move(buffers));
-      emit(std::move(s));
-      return;
-    }
-    case OpKind::Fusion: {
-      for (size_t i = 0; i < o.region->params.size(); ++i) {
-        ValueId operand = o.operands[i], param = o.region->params[i];
-        if (s_.splats.count(param))
-          continue; // loads become the constant
-        if (auto b = broadcasts_.find(operand); b != broadcasts_.end())
-          broadcasts_[param] = b->second;
-        else
-          buffer_[param] = buffer_.at(operand);
-      }
-      std::vector<ValueId> returned;
-      lowerOps(o.region->ops, &returned);
-      std::map<ValueId, int> count;
-      for (ValueId v : returned)
-        ++count[v];
-      for (size_t i = 0; i < o.results.size(); ++i) {
-        ValueId v = returned[i], r = o.results[i];
-        if (owned_.count(v) && count[v] == 1) { // hand the region's buffer over
-          buffer_[r] = buffer_.at(v);
-          owned_.erase(v);
-          owned_.insert(r);
-        } else {
-          define(r, o);
-          copyInto(buffer_.at(r), v);
-        }
-      }
-      for (ValueId v : returned)
+      for (ValueId v : std::set<ValueId>(owned_))
         free(v);
-      return;
+      continue;
     }
-    case OpKind::Return: return; // handled by lowerOps
-    }
+    lowerOp(o);
+    if (s_.freeEarly)
+      for (ValueId v : dying[p])
+        if (!(regionResults && isReturned(ops, v)))
+          free(v);
   }
+}
 
-  void constant(const ir::Op &o) {
-    ValueId r = o.results[0];
-    const TensorType &t = type(r);
-    if (o.constant.size() == 1) {
-      elementwise(o, [&](const std::vector<Ix> &) { return encodingConst(t.dtype, o.constant[0]); });
+bool FunctionLowering::isReturned(const std::vector<ir::Op> &ops, ValueId v) {
+  const ir::Op &ret = ops.back();
+  return std::find(ret.operands.begin(), ret.operands.end(), v) != ret.operands.end();
+}
+
+void FunctionLowering::lowerOp(const ir::Op &o) {
+  if (o.results.size() == 1 && s_.splats.count(o.results[0]))
+    return; // never stored: loads become the constant (see load)
+  switch (o.kind) {
+  case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
+  case OpKind::Copy: case OpKind::Relayout:
+    if (s_.computedInUser.count(o.results[0])) { // computed where its one user reads it (see load)
+      pointwiseOps_[o.results[0]] = &o;
       return;
     }
-    // Dense data: read-only bytes in row-major order.
-    Slot data = newSlot(Type::Ptr);
-    assign(data, constantData(out_, storedBytes(t.dtype, o.constant)));
-    if (t.hasDefaultLayout()) {
-      buffer_[r] = data;
-      return;
-    }
-    TensorType rowMajor = TensorType::make(t.dtype, t.shape);
-    elementwise(o, [&](const std::vector<Ix> &i) { return loadFrom(data, t.dtype, address(rowMajor, i)); });
+    elementwise(o, [&](const std::vector<Ix> &i) { return pointwise(o, i); });
+    return;
+  case OpKind::Constant: constant(o); return;
+  case OpKind::Iota: {
+    DType t = type(o.results[0]).dtype;
+    elementwise(o, [&](const std::vector<Ix> &i) {
+      return convert(var(static_cast<Slot>(i[static_cast<size_t>(o.axis)].slot)), DType::I64, t);
+    });
+    return;
   }
-
-  /// Row-major order is kept: result element at row-major position p is
-  /// the operand's element at row-major position p.
-  void reshape(const ir::Op &o) {
-    ValueId x = o.operands[0], r = o.results[0];
-    const TensorType &in = type(x);
-    TensorType rowMajorOut = TensorType::make(type(r).dtype, type(r).shape);
-    elementwise(o, [&](const std::vector<Ix> &i) -> ExprPtr {
-      Slot linear = newSlot(Type::I64);
-      assign(linear, address(rowMajorOut, i));
-      if (in.hasDefaultLayout() && buffer_.count(x)) // stored row-major: position p is element p
-        return loadFrom(buffer_.at(x), in.dtype, var(linear));
-      // Operand index d = (p / rowstride_d) % size_d.
-      std::vector<Ix> j;
-      TensorType rowMajorIn = TensorType::make(in.dtype, in.shape);
-      std::vector<int64_t> rs = strides(rowMajorIn);
-      for (size_t d = 0; d < in.rank(); ++d) {
-        Slot s = newSlot(Type::I64);
-        assign(s, makeBinary(BinaryOp::Rem, makeBinary(BinaryOp::Div, var(linear), i64(rs[d])), i64(in.shape[d])));
-        j.push_back({static_cast<int64_t>(s), 0});
-      }
+  case OpKind::BroadcastInDim:
+    if (s_.readThrough.count(o.results[0])) { // never stored: loads read the operand (see load)
+      broadcasts_[o.results[0]] = &o;
+      return;
+    }
+    elementwise(o, [&](const std::vector<Ix> &i) { return load(o.operands[0], broadcastIndex(o, i)); });
+    return;
+  case OpKind::Transpose: {
+    ValueId x = o.operands[0];
+    elementwise(o, [&](const std::vector<Ix> &i) {
+      std::vector<Ix> j(i.size());
+      for (size_t d = 0; d < i.size(); ++d)
+        j[static_cast<size_t>(o.dims[d])] = i[d];
       return load(x, j);
     });
+    return;
   }
-
-  void concatenate(const ir::Op &o) {
-    ValueId r = o.results[0];
-    define(r, o);
-    int64_t offset = 0;
-    for (ValueId x : o.operands) {
-      std::vector<StmtPtr> *saved = block_;
-      std::vector<Ix> i = ixs(openNest(type(x).shape));
+  case OpKind::Slice: {
+    ValueId x = o.operands[0];
+    elementwise(o, [&](const std::vector<Ix> &i) {
       std::vector<Ix> j = i;
-      j[static_cast<size_t>(o.axis)].offset = offset;
-      store(r, address(type(r), j), load(x, i));
-      block_ = saved;
-      offset += type(x).shape[static_cast<size_t>(o.axis)];
-    }
+      for (size_t d = 0; d < j.size(); ++d)
+        j[d].offset += o.dims[d];
+      return load(x, j);
+    });
+    return;
   }
-
-  /// Accumulates `x` (already in the accumulator type) into `acc`.
-  void accumulate(ir::Combiner c, DType acc, Slot accSlot, ExprPtr x) {
-    switch (c) {
-    case ir::Combiner::Sum: assign(accSlot, binaryElement(BinaryOp::Add, acc, var(accSlot), std::move(x))); return;
-    case ir::Combiner::Prod: assign(accSlot, binaryElement(BinaryOp::Mul, acc, var(accSlot), std::move(x))); return;
-    case ir::Combiner::Max: assign(accSlot, binaryElement(BinaryOp::Max, acc, var(accSlot), std::move(x))); return;
-    case ir::Combiner::Min: assign(accSlot, binaryElement(BinaryOp::Min, acc, var(accSlot), std::move(x))); return;
-    case ir::Combiner::And: assign(accSlot, makeBinary(BinaryOp::And, var(accSlot), std::move(x))); return;
-    case ir::Combiner::Or: assign(accSlot, makeBinary(BinaryOp::Or, var(accSlot), std::move(x))); return;
-    case ir::Combiner::ArgMax:
-    case ir::Combiner::ArgMin: return; // reduce() handles them
+  case OpKind::Reshape: reshape(o); return;
+  case OpKind::Concatenate: concatenate(o); return;
+  case OpKind::Reduce: reduce(o); return;
+  case OpKind::DotGeneral: dotGeneral(o); return;
+  case OpKind::Call: {
+    std::vector<ExprPtr> buffers;
+    for (ValueId a : o.operands)
+      buffers.push_back(var(bufferOf(a, o)));
+    for (ValueId r : o.results) {
+      define(r, o);
+      buffers.push_back(var(buffer_.at(r)));
     }
+    auto s = std::make_unique<Stmt>();
+    s->kind = Stmt::Kind::Eval;
+    s->value = makeCall(o.callee, Type::Void, std::move(buffers));
+    emit(std::move(s));
+    return;
   }
-
-  void reduce(const ir::Op &o) {
-    ValueId x = o.operands[0], r = o.results[0];
-    const TensorType &in = type(x);
-    DType acc = *o.acc;
-    define(r, o);
-    std::vector<StmtPtr> *saved = block_;
-    std::vector<Slot> kept = openNest(type(r).shape);
-    std::vector<StmtPtr> *keptBody = block_;
-    Slot accSlot = newSlot(computeType(acc));
-    assign(accSlot, identity(o.combiner, acc));
-    bool arg = o.combiner == ir::Combiner::ArgMax || o.combiner == ir::Combiner::ArgMin;
-    Slot best = 0, counter = 0;
-    if (arg) {
-      best = newSlot(Type::I64);
-      counter = newSlot(Type::I64);
-      assign(best, i64(0));
-      assign(counter, i64(0));
+  case OpKind::Fusion: {
+    for (size_t i = 0; i < o.region->params.size(); ++i) {
+      ValueId operand = o.operands[i], param = o.region->params[i];
+      if (s_.splats.count(param))
+        continue; // loads become the constant
+      if (auto b = broadcasts_.find(operand); b != broadcasts_.end())
+        broadcasts_[param] = b->second;
+      else
+        buffer_[param] = buffer_.at(operand);
     }
-    std::vector<int64_t> reducedShape;
-    for (int64_t a : o.dims)
-      reducedShape.push_back(in.shape[static_cast<size_t>(a)]);
-    std::vector<Slot> reduced = openNest(reducedShape);
-    std::vector<Ix> j;
-    size_t nextKept = 0, nextReduced = 0;
-    for (size_t d = 0; d < in.rank(); ++d) {
-      bool isReduced = std::binary_search(o.dims.begin(), o.dims.end(), static_cast<int64_t>(d));
-      j.push_back({static_cast<int64_t>(isReduced ? reduced[nextReduced++] : kept[nextKept++]), 0});
-    }
-    ExprPtr element = convert(load(x, j), in.dtype, acc);
-    if (!arg) {
-      accumulate(o.combiner, acc, accSlot, std::move(element));
-    } else {
-      // The first index of the extreme value; a NaN beats every number and
-      // the first NaN wins (NumPy's argmax/argmin).
-      Slot value = newSlot(computeType(acc));
-      assign(value, std::move(element));
-      CompareOp better = o.combiner == ir::Combiner::ArgMax ? CompareOp::Gt : CompareOp::Lt;
-      ExprPtr wins = makeCompare(better, var(value), var(accSlot));
-      if (ir::isFloatType(acc)) {
-        ExprPtr valueNaN = makeCompare(CompareOp::Ne, var(value), var(value));
-        ExprPtr bestNaN = makeCompare(CompareOp::Ne, var(accSlot), var(accSlot));
-        wins = makeBinary(BinaryOp::LogicalOr, std::move(wins),
-                          makeBinary(BinaryOp::LogicalAnd, std::move(valueNaN), makeUnary(UnaryOp::Not, std::move(bestNaN))));
+    std::vector<ValueId> returned;
+    lowerOps(o.region->ops, &returned);
+    std::map<ValueId, int> count;
+    for (ValueId v : returned)
+      ++count[v];
+    for (size_t i = 0; i < o.results.size(); ++i) {
+      ValueId v = returned[i], r = o.results[i];
+      if (owned_.count(v) && count[v] == 1) { // hand the region's buffer over
+        buffer_[r] = buffer_.at(v);
+        owned_.erase(v);
+        owned_.insert(r);
+      } else {
+        define(r, o);
+        copyInto(buffer_.at(r), v);
       }
-      auto take = std::make_unique<Stmt>();
-      take->kind = Stmt::Kind::If;
-      take->value = makeBinary(BinaryOp::LogicalOr, makeCompare(CompareOp::Eq, var(counter), i64(0)), std::move(wins));
-      std::vector<StmtPtr> *here = block_;
-      block_ = &take->body;
-      assign(accSlot, var(value));
-      assign(best, var(counter));
-      block_ = here;
-      emit(std::move(take));
-      assign(counter, makeBinary(BinaryOp::Add, var(counter), i64(1)));
     }
-    block_ = keptBody;
-    ExprPtr result = arg ? var(best) : convert(var(accSlot), acc, type(r).dtype);
-    store(r, address(type(r), ixs(kept)), std::move(result));
-    block_ = saved;
+    for (ValueId v : returned)
+      free(v);
+    return;
   }
+  case OpKind::Return: return; // handled by lowerOps
+  }
+}
 
-  /// Each result element is acc = -0, then acc = acc + round(a * b) over
-  /// the contracting indices in row-major order (logicalContraction). With
-  /// the schedule's RhsFreeInner the loops run batch, lhs
-  /// free, contracting, then rhs free dimensions innermost, accumulating in
-  /// memory (the result itself when it has the accumulator's dtype): every
-  /// element still sees its products in order, and the innermost loop runs
-  /// over independent elements, which LLVM can vectorize without
-  /// reassociating anything.
-  void dotGeneral(const ir::Op &o) {
-    ValueId a = o.operands[0], b = o.operands[1], r = o.results[0];
-    const TensorType &ta = type(a), &tb = type(b), &tr = type(r);
-    DType acc = *o.acc;
-    define(r, o);
-    ContractionOrder order = ContractionOrder::Logical;
-    if (auto it = s_.contractions.find(r); it != s_.contractions.end())
-      order = it->second;
-    switch (order) {
-    case ContractionOrder::Logical: logicalContraction(o); return;
-    case ContractionOrder::Tiled:
-      if (tiledContraction(o))
-        return;
-      break; // the schedule asked for tiles of a shape that has none: loop order instead
-    case ContractionOrder::RhsFreeInner: break;
+void FunctionLowering::constant(const ir::Op &o) {
+  ValueId r = o.results[0];
+  const TensorType &t = type(r);
+  if (o.constant.size() == 1) {
+    elementwise(o, [&](const std::vector<Ix> &) { return encodingConst(t.dtype, o.constant[0]); });
+    return;
+  }
+  // Dense data: read-only bytes in row-major order.
+  Slot data = newSlot(Type::Ptr);
+  assign(data, constantData(out_, storedBytes(t.dtype, o.constant)));
+  if (t.hasDefaultLayout()) {
+    buffer_[r] = data;
+    return;
+  }
+  TensorType rowMajor = TensorType::make(t.dtype, t.shape);
+  elementwise(o, [&](const std::vector<Ix> &i) { return loadFrom(data, t.dtype, address(rowMajor, i)); });
+}
+
+void FunctionLowering::reshape(const ir::Op &o) {
+  ValueId x = o.operands[0], r = o.results[0];
+  const TensorType &in = type(x);
+  TensorType rowMajorOut = TensorType::make(type(r).dtype, type(r).shape);
+  elementwise(o, [&](const std::vector<Ix> &i) -> ExprPtr {
+    Slot linear = newSlot(Type::I64);
+    assign(linear, address(rowMajorOut, i));
+    if (in.hasDefaultLayout() && buffer_.count(x)) // stored row-major: position p is element p
+      return loadFrom(buffer_.at(x), in.dtype, var(linear));
+    // Operand index d = (p / rowstride_d) % size_d.
+    std::vector<Ix> j;
+    TensorType rowMajorIn = TensorType::make(in.dtype, in.shape);
+    std::vector<int64_t> rs = strides(rowMajorIn);
+    for (size_t d = 0; d < in.rank(); ++d) {
+      Slot s = newSlot(Type::I64);
+      assign(s, makeBinary(BinaryOp::Rem, makeBinary(BinaryOp::Div, var(linear), i64(rs[d])), i64(in.shape[d])));
+      j.push_back({static_cast<int64_t>(s), 0});
     }
-    TensorType accType = tr; // the result's shape and layout, the accumulator's dtype
-    accType.dtype = acc;
-    Slot accBuffer = buffer_.at(r);
-    bool separate = acc != tr.dtype;
-    if (separate)
-      accBuffer = allocateScratch(*accType.elementCount() * storageBytes(acc), o);
+    return load(x, j);
+  });
+}
+
+void FunctionLowering::concatenate(const ir::Op &o) {
+  ValueId r = o.results[0];
+  define(r, o);
+  int64_t offset = 0;
+  for (ValueId x : o.operands) {
     std::vector<StmtPtr> *saved = block_;
-    std::vector<Ix> all = ixs(openNest(tr.shape));
-    storeTo(accBuffer, acc, address(accType, all), identity(ir::Combiner::Sum, acc));
+    std::vector<Ix> i = ixs(openNest(type(x).shape));
+    std::vector<Ix> j = i;
+    j[static_cast<size_t>(o.axis)].offset = offset;
+    store(r, address(type(r), j), load(x, i));
     block_ = saved;
-
-    std::vector<int64_t> lhsFree = freeDims(ta, o.lhsBatch, o.lhsContract);
-    std::vector<int64_t> rhsFree = freeDims(tb, o.rhsBatch, o.rhsContract);
-    std::vector<int64_t> shape;
-    for (int64_t d : o.lhsBatch) shape.push_back(ta.shape[static_cast<size_t>(d)]);
-    for (int64_t d : lhsFree) shape.push_back(ta.shape[static_cast<size_t>(d)]);
-    for (int64_t d : o.lhsContract) shape.push_back(ta.shape[static_cast<size_t>(d)]);
-    for (int64_t d : rhsFree) shape.push_back(tb.shape[static_cast<size_t>(d)]);
-    std::vector<Slot> loops = openNest(shape);
-    size_t nb = o.lhsBatch.size(), nl = lhsFree.size(), nc = o.lhsContract.size();
-    std::vector<Ix> ja(ta.rank()), jb(tb.rank()), jr;
-    auto at = [&](size_t k) { return Ix{static_cast<int64_t>(loops[k]), 0}; };
-    for (size_t k = 0; k < nb; ++k) {
-      ja[static_cast<size_t>(o.lhsBatch[k])] = at(k);
-      jb[static_cast<size_t>(o.rhsBatch[k])] = at(k);
-      jr.push_back(at(k));
-    }
-    for (size_t k = 0; k < nl; ++k) {
-      ja[static_cast<size_t>(lhsFree[k])] = at(nb + k);
-      jr.push_back(at(nb + k));
-    }
-    for (size_t k = 0; k < nc; ++k) {
-      ja[static_cast<size_t>(o.lhsContract[k])] = at(nb + nl + k);
-      jb[static_cast<size_t>(o.rhsContract[k])] = at(nb + nl + k);
-    }
-    for (size_t k = 0; k < rhsFree.size(); ++k) {
-      jb[static_cast<size_t>(rhsFree[k])] = at(nb + nl + nc + k);
-      jr.push_back(at(nb + nl + nc + k));
-    }
-    // The product, rounded to the accumulator, then added: no fused multiply-add.
-    ExprPtr product = binaryElement(BinaryOp::Mul, acc, convert(load(a, ja), ta.dtype, acc),
-                                    convert(load(b, jb), tb.dtype, acc));
-    ExprPtr sum = binaryElement(BinaryOp::Add, acc, loadFrom(accBuffer, acc, address(accType, jr)), std::move(product));
-    storeTo(accBuffer, acc, address(accType, jr), std::move(sum));
-    block_ = saved;
-
-    if (separate) {
-      std::vector<Ix> i = ixs(openNest(tr.shape));
-      store(r, address(tr, i), convert(loadFrom(accBuffer, acc, address(accType, i)), acc, tr.dtype));
-      block_ = saved;
-      release(accBuffer);
-    }
+    offset += type(x).shape[static_cast<size_t>(o.axis)];
   }
+}
 
-  /// The reference contraction: for each result element in order (batch,
-  /// lhs-free, rhs-free), acc = the identity (-0 for floats), then for each
-  /// contracting index in row-major order acc = acc + round(a * b) in the
-  /// accumulator dtype; the result is acc converted to the result dtype.
-  void logicalContraction(const ir::Op &o) {
-    ValueId a = o.operands[0], b = o.operands[1], r = o.results[0];
-    const TensorType &ta = type(a), &tb = type(b), &tr = type(r);
-    DType acc = *o.acc;
-    std::vector<int64_t> lhsFree = freeDims(ta, o.lhsBatch, o.lhsContract);
-    std::vector<int64_t> rhsFree = freeDims(tb, o.rhsBatch, o.rhsContract);
-    std::vector<StmtPtr> *saved = block_;
-    std::vector<Slot> result = openNest(tr.shape);
-    Slot accSlot = newSlot(computeType(acc));
-    assign(accSlot, identity(ir::Combiner::Sum, acc));
-    std::vector<int64_t> contractShape;
-    for (int64_t d : o.lhsContract)
-      contractShape.push_back(ta.shape[static_cast<size_t>(d)]);
-    std::vector<StmtPtr> *elementBody = block_;
-    std::vector<Slot> k = openNest(contractShape);
-    std::vector<Ix> ja(ta.rank()), jb(tb.rank());
-    auto at = [](Slot s) { return Ix{static_cast<int64_t>(s), 0}; };
-    size_t nb = o.lhsBatch.size(), nl = lhsFree.size();
-    for (size_t q = 0; q < nb; ++q) {
-      ja[static_cast<size_t>(o.lhsBatch[q])] = at(result[q]);
-      jb[static_cast<size_t>(o.rhsBatch[q])] = at(result[q]);
-    }
-    for (size_t q = 0; q < nl; ++q)
-      ja[static_cast<size_t>(lhsFree[q])] = at(result[nb + q]);
-    for (size_t q = 0; q < rhsFree.size(); ++q)
-      jb[static_cast<size_t>(rhsFree[q])] = at(result[nb + nl + q]);
-    for (size_t q = 0; q < k.size(); ++q) {
-      ja[static_cast<size_t>(o.lhsContract[q])] = at(k[q]);
-      jb[static_cast<size_t>(o.rhsContract[q])] = at(k[q]);
-    }
-    // The product, rounded to the accumulator, then added: no fused multiply-add.
-    ExprPtr product = binaryElement(BinaryOp::Mul, acc, convert(load(a, ja), ta.dtype, acc),
-                                    convert(load(b, jb), tb.dtype, acc));
-    assign(accSlot, binaryElement(BinaryOp::Add, acc, var(accSlot), std::move(product)));
-    block_ = elementBody;
-    store(r, address(tr, ixs(result)), convert(var(accSlot), acc, tr.dtype));
-    block_ = saved;
+void FunctionLowering::accumulate(ir::Combiner c, DType acc, Slot accSlot, ExprPtr x) {
+  switch (c) {
+  case ir::Combiner::Sum: assign(accSlot, binaryElement(BinaryOp::Add, acc, var(accSlot), std::move(x))); return;
+  case ir::Combiner::Prod: assign(accSlot, binaryElement(BinaryOp::Mul, acc, var(accSlot), std::move(x))); return;
+  case ir::Combiner::Max: assign(accSlot, binaryElement(BinaryOp::Max, acc, var(accSlot), std::move(x))); return;
+  case ir::Combiner::Min: assign(accSlot, binaryElement(BinaryOp::Min, acc, var(accSlot), std::move(x))); return;
+  case ir::Combiner::And: assign(accSlot, makeBinary(BinaryOp::And, var(accSlot), std::move(x))); return;
+  case ir::Combiner::Or: assign(accSlot, makeBinary(BinaryOp::Or, var(accSlot), std::move(x))); return;
+  case ir::Combiner::ArgMax:
+  case ir::Combiner::ArgMin: return; // reduce() handles them
   }
+}
 
-  /// The dimensions of a contraction operand that are neither batch nor
-  /// contracting, in order.
-  static std::vector<int64_t> freeDims(const TensorType &t, const std::vector<int64_t> &batch,
-                                       const std::vector<int64_t> &contract) {
-    std::vector<int64_t> dims;
-    for (size_t d = 0; d < t.rank(); ++d)
-      if (std::find(batch.begin(), batch.end(), static_cast<int64_t>(d)) == batch.end() &&
-          std::find(contract.begin(), contract.end(), static_cast<int64_t>(d)) == contract.end())
-        dims.push_back(static_cast<int64_t>(d));
-    return dims;
+void FunctionLowering::reduce(const ir::Op &o) {
+  ValueId x = o.operands[0], r = o.results[0];
+  const TensorType &in = type(x);
+  DType acc = *o.acc;
+  define(r, o);
+  std::vector<StmtPtr> *saved = block_;
+  std::vector<Slot> kept = openNest(type(r).shape);
+  std::vector<StmtPtr> *keptBody = block_;
+  Slot accSlot = newSlot(computeType(acc));
+  assign(accSlot, identity(o.combiner, acc));
+  bool arg = o.combiner == ir::Combiner::ArgMax || o.combiner == ir::Combiner::ArgMin;
+  Slot best = 0, counter = 0;
+  if (arg) {
+    best = newSlot(Type::I64);
+    counter = newSlot(Type::I64);
+    assign(best, i64(0));
+    assign(counter, i64(0));
   }
-
-  static constexpr int64_t kTileRows = 4, kTileColumns = 16;
-
-  /// Fresh memory for `bytes`, in a new Ptr slot.
-  Slot allocateScratch(int64_t bytes, const ir::Op &o) {
-    Slot slot = newSlot(Type::Ptr);
-    assign(slot, makeAlloc(bytes, location(o.loc)));
-    return slot;
+  std::vector<int64_t> reducedShape;
+  for (int64_t a : o.dims)
+    reducedShape.push_back(in.shape[static_cast<size_t>(a)]);
+  std::vector<Slot> reduced = openNest(reducedShape);
+  std::vector<Ix> j;
+  size_t nextKept = 0, nextReduced = 0;
+  for (size_t d = 0; d < in.rank(); ++d) {
+    bool isReduced = std::binary_search(o.dims.begin(), o.dims.end(), static_cast<int64_t>(d));
+    j.push_back({static_cast<int64_t>(isReduced ? reduced[nextReduced++] : kept[nextKept++]), 0});
   }
-  void release(Slot slot) { emit(makeFree(slot)); }
-
-  /// A matrix product (batch dims, one lhs-free dim M, one contracting dim
-  /// K, one rhs-free dim N) with M % 4 == 0 and N % 16 == 0, by tiles, as
-  /// BLAS does: for each 16-column panel of the rhs, copied (converted to
-  /// the accumulator, exactly) into contiguous memory, every 4-row tile of
-  /// results accumulates in a small buffer of its own across the whole
-  /// contracting loop; its innermost loop over the 16 columns vectorizes
-  /// and the tile stays in registers. Every result still starts at the
-  /// identity and adds round(a * b) for k = 0, 1, ... in order: the same
-  /// bits as the plain loops.
-  bool tiledContraction(const ir::Op &o) {
-    ValueId a = o.operands[0], b = o.operands[1], r = o.results[0];
-    const TensorType &ta = type(a), &tb = type(b), &tr = type(r);
-    std::vector<int64_t> lhsFree = freeDims(ta, o.lhsBatch, o.lhsContract);
-    std::vector<int64_t> rhsFree = freeDims(tb, o.rhsBatch, o.rhsContract);
-    if (o.lhsContract.size() != 1 || lhsFree.size() != 1 || rhsFree.size() != 1)
-      return false;
-    size_t mDim = static_cast<size_t>(lhsFree[0]), nDim = static_cast<size_t>(rhsFree[0]);
-    size_t kA = static_cast<size_t>(o.lhsContract[0]), kB = static_cast<size_t>(o.rhsContract[0]);
-    int64_t m = ta.shape[mDim], n = tb.shape[nDim], k = ta.shape[kA];
-    if (m % kTileRows != 0 || n % kTileColumns != 0)
-      return false;
-    DType acc = *o.acc;
-    TensorType tileType = TensorType::make(acc, {kTileRows, kTileColumns});
-    TensorType panelType = TensorType::make(acc, {k, kTileColumns});
-    Slot rhs = bufferOf(b, o);
-    Slot tile = allocateScratch(kTileRows * kTileColumns * storageBytes(acc), o);
-    Slot panel = allocateScratch(k * kTileColumns * storageBytes(acc), o);
-    size_t nb = o.lhsBatch.size();
-    std::vector<int64_t> panels;
-    for (int64_t d : o.lhsBatch)
-      panels.push_back(ta.shape[static_cast<size_t>(d)]);
-    panels.push_back(n / kTileColumns);
-    std::vector<StmtPtr> *saved = block_;
-    std::vector<Slot> outer = openNest(panels);
-    std::vector<StmtPtr> *panelBody = block_;
-    auto batchIndex = [&](std::vector<Ix> &j, const std::vector<int64_t> &batch) {
-      for (size_t q = 0; q < nb; ++q)
-        j[static_cast<size_t>(batch[q])] = {static_cast<int64_t>(outer[q]), 0, 1};
-    };
-    Ix panelColumn{static_cast<int64_t>(outer[nb]), 0, kTileColumns};
-
-    // The panel: rhs[batch, kk, 16 * p + c] for every kk and c.
-    std::vector<Ix> pc = ixs(openNest({k, kTileColumns}));
-    {
-      std::vector<Ix> jb(tb.rank());
-      batchIndex(jb, o.rhsBatch);
-      jb[kB] = pc[0];
-      jb[nDim] = panelColumn;
-      ExprPtr at = makeBinary(BinaryOp::Add, address(tb, jb),
-                              makeBinary(BinaryOp::Mul, var(static_cast<Slot>(pc[1].slot)), i64(strides(tb)[nDim])));
-      storeTo(panel, acc, address(panelType, pc), convert(loadFrom(rhs, tb.dtype, std::move(at)), tb.dtype, acc));
+  ExprPtr element = convert(load(x, j), in.dtype, acc);
+  if (!arg) {
+    accumulate(o.combiner, acc, accSlot, std::move(element));
+  } else {
+    // The first index of the extreme value; a NaN beats every number and
+    // the first NaN wins (NumPy's argmax/argmin).
+    Slot value = newSlot(computeType(acc));
+    assign(value, std::move(element));
+    CompareOp better = o.combiner == ir::Combiner::ArgMax ? CompareOp::Gt : CompareOp::Lt;
+    ExprPtr wins = makeCompare(better, var(value), var(accSlot));
+    if (ir::isFloatType(acc)) {
+      ExprPtr valueNaN = makeCompare(CompareOp::Ne, var(value), var(value));
+      ExprPtr bestNaN = makeCompare(CompareOp::Ne, var(accSlot), var(accSlot));
+      wins = makeBinary(BinaryOp::LogicalOr, std::move(wins),
+                        makeBinary(BinaryOp::LogicalAnd, std::move(valueNaN), makeUnary(UnaryOp::Not, std::move(bestNaN))));
     }
-    block_ = panelBody;
-    Slot rowTile = openNest({m / kTileRows})[0];
-    std::vector<StmtPtr> *tileBody = block_;
-    std::vector<Ix> all = ixs(openNest({kTileRows, kTileColumns}));
-    storeTo(tile, acc, address(tileType, all), identity(ir::Combiner::Sum, acc));
-    block_ = tileBody;
-    Slot kk = openNest({k})[0];
-    Slot column = openNest({kTileColumns})[0];
-    for (int64_t row = 0; row < kTileRows; ++row) {
-      std::vector<Ix> ja(ta.rank());
-      batchIndex(ja, o.lhsBatch);
-      ja[mDim] = {static_cast<int64_t>(rowTile), row, kTileRows};
-      ja[kA] = {static_cast<int64_t>(kk), 0, 1};
-      std::vector<Ix> tileIndex = {Ix{-1, row, 1}, Ix{static_cast<int64_t>(column), 0, 1}};
-      std::vector<Ix> panelIndex = {Ix{static_cast<int64_t>(kk), 0, 1}, Ix{static_cast<int64_t>(column), 0, 1}};
-      // The product, rounded to the accumulator, then added: no fused multiply-add.
-      ExprPtr product = binaryElement(BinaryOp::Mul, acc, convert(load(a, ja), ta.dtype, acc),
-                                      loadFrom(panel, acc, address(panelType, panelIndex)));
-      ExprPtr sum = binaryElement(BinaryOp::Add, acc, loadFrom(tile, acc, address(tileType, tileIndex)), std::move(product));
-      storeTo(tile, acc, address(tileType, tileIndex), std::move(sum));
-    }
-    // The tile into the result: result[batch, 4 * t + row, 16 * p + c].
-    block_ = tileBody;
-    std::vector<Ix> rc = ixs(openNest({kTileRows, kTileColumns}));
-    std::vector<Ix> jr;
-    for (size_t q = 0; q < nb; ++q)
-      jr.push_back({static_cast<int64_t>(outer[q]), 0, 1});
-    jr.push_back({static_cast<int64_t>(rowTile), 0, kTileRows});
-    jr.push_back(panelColumn);
-    std::vector<int64_t> rs = strides(tr);
-    ExprPtr at = makeBinary(BinaryOp::Add, address(tr, jr),
-                            makeBinary(BinaryOp::Add, makeBinary(BinaryOp::Mul, var(static_cast<Slot>(rc[0].slot)), i64(rs[nb])),
-                                       makeBinary(BinaryOp::Mul, var(static_cast<Slot>(rc[1].slot)), i64(rs[nb + 1]))));
-    store(r, std::move(at), convert(loadFrom(tile, acc, address(tileType, rc)), acc, tr.dtype));
-    block_ = saved;
-    release(tile);
-    release(panel);
-    return true;
+    auto take = std::make_unique<Stmt>();
+    take->kind = Stmt::Kind::If;
+    take->value = makeBinary(BinaryOp::LogicalOr, makeCompare(CompareOp::Eq, var(counter), i64(0)), std::move(wins));
+    std::vector<StmtPtr> *here = block_;
+    block_ = &take->body;
+    assign(accSlot, var(value));
+    assign(best, var(counter));
+    block_ = here;
+    emit(std::move(take));
+    assign(counter, makeBinary(BinaryOp::Add, var(counter), i64(1)));
   }
+  block_ = keptBody;
+  ExprPtr result = arg ? var(best) : convert(var(accSlot), acc, type(r).dtype);
+  store(r, address(type(r), ixs(kept)), std::move(result));
+  block_ = saved;
+}
 
-  const ir::Function &f_;
-  const FunctionSchedule &s_;
-  Module &out_;
-  Function fn_;
-  std::vector<StmtPtr> *block_ = nullptr;
-  std::map<ValueId, Slot> buffer_;
-  std::map<ValueId, const ir::Op *> broadcasts_; ///< broadcast_in_dim results, read through their operand
-  std::map<ValueId, const ir::Op *> pointwiseOps_; ///< ... and the operations that compute them
-  std::set<ValueId> owned_;
-  std::vector<Slot> resultSlots_;
-};
+void FunctionLowering::dotGeneral(const ir::Op &o) {
+  define(o.results[0], o);
+  ContractionOrder order = ContractionOrder::Logical;
+  if (auto it = s_.contractions.find(o.results[0]); it != s_.contractions.end())
+    order = it->second;
+  switch (order) {
+  case ContractionOrder::Logical: logicalContraction(o); return;
+  case ContractionOrder::Tiled:
+    if (tiledContraction(o))
+      return;
+    break; // the schedule asked for tiles of a shape that has none: loop order instead
+  case ContractionOrder::RhsFreeInner: break;
+  }
+  rhsFreeInnerContraction(o);
+}
+
+void FunctionLowering::logicalContraction(const ir::Op &o) {
+  ValueId a = o.operands[0], b = o.operands[1], r = o.results[0];
+  const TensorType &ta = type(a), &tb = type(b), &tr = type(r);
+  DType acc = *o.acc;
+  std::vector<int64_t> lhsFree = freeDims(ta, o.lhsBatch, o.lhsContract);
+  std::vector<int64_t> rhsFree = freeDims(tb, o.rhsBatch, o.rhsContract);
+  std::vector<StmtPtr> *saved = block_;
+  std::vector<Slot> result = openNest(tr.shape);
+  Slot accSlot = newSlot(computeType(acc));
+  assign(accSlot, identity(ir::Combiner::Sum, acc));
+  std::vector<int64_t> contractShape;
+  for (int64_t d : o.lhsContract)
+    contractShape.push_back(ta.shape[static_cast<size_t>(d)]);
+  std::vector<StmtPtr> *elementBody = block_;
+  std::vector<Slot> k = openNest(contractShape);
+  std::vector<Ix> ja(ta.rank()), jb(tb.rank());
+  auto at = [](Slot s) { return Ix{static_cast<int64_t>(s), 0}; };
+  size_t nb = o.lhsBatch.size(), nl = lhsFree.size();
+  for (size_t q = 0; q < nb; ++q) {
+    ja[static_cast<size_t>(o.lhsBatch[q])] = at(result[q]);
+    jb[static_cast<size_t>(o.rhsBatch[q])] = at(result[q]);
+  }
+  for (size_t q = 0; q < nl; ++q)
+    ja[static_cast<size_t>(lhsFree[q])] = at(result[nb + q]);
+  for (size_t q = 0; q < rhsFree.size(); ++q)
+    jb[static_cast<size_t>(rhsFree[q])] = at(result[nb + nl + q]);
+  for (size_t q = 0; q < k.size(); ++q) {
+    ja[static_cast<size_t>(o.lhsContract[q])] = at(k[q]);
+    jb[static_cast<size_t>(o.rhsContract[q])] = at(k[q]);
+  }
+  // The product, rounded to the accumulator, then added: no fused multiply-add.
+  ExprPtr product = binaryElement(BinaryOp::Mul, acc, convert(load(a, ja), ta.dtype, acc),
+                                  convert(load(b, jb), tb.dtype, acc));
+  assign(accSlot, binaryElement(BinaryOp::Add, acc, var(accSlot), std::move(product)));
+  block_ = elementBody;
+  store(r, address(tr, ixs(result)), convert(var(accSlot), acc, tr.dtype));
+  block_ = saved;
+}
+
+std::vector<int64_t> FunctionLowering::freeDims(const TensorType &t, const std::vector<int64_t> &batch,
+                                                const std::vector<int64_t> &contract) {
+  std::vector<int64_t> dims;
+  for (size_t d = 0; d < t.rank(); ++d)
+    if (std::find(batch.begin(), batch.end(), static_cast<int64_t>(d)) == batch.end() &&
+        std::find(contract.begin(), contract.end(), static_cast<int64_t>(d)) == contract.end())
+      dims.push_back(static_cast<int64_t>(d));
+  return dims;
+}
+
+Slot FunctionLowering::allocateScratch(int64_t bytes, const ir::Op &o) {
+  Slot slot = newSlot(Type::Ptr);
+  assign(slot, makeAlloc(bytes, location(o.loc)));
+  return slot;
+}
 
 /// `NAME.entry(buffers)`: `buffers` points to one KeelBuffer pointer per
 /// parameter, then per result; each descriptor is checked against the
@@ -1033,14 +797,14 @@ Function entryFunction(const ir::Function &f, Module &out) {
   return e;
 }
 
-} // namespace
+} // namespace detail
 
 void lowerTensorModule(const ir::Module &m, const Schedule &schedule, Module &out) {
   const FunctionSchedule reference;
   for (const ir::Function &f : m.functions) {
     auto it = schedule.find(f.name);
-    out.functions.push_back(FunctionLowering(f, it == schedule.end() ? reference : it->second, out).run());
-    out.functions.push_back(entryFunction(f, out));
+    out.functions.push_back(detail::FunctionLowering(f, it == schedule.end() ? reference : it->second, out).run());
+    out.functions.push_back(detail::entryFunction(f, out));
   }
 }
 
