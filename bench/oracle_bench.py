@@ -4,7 +4,10 @@ limits measured in the same run: memory bandwidth (a NumPy copy), OpenBLAS
 sgemm (NumPy's matmul through Debian's libopenblas), and a plain sequential
 C loop (gcc -O2) for W7's strictly ordered sum.
 
-usage: python3 bench/oracle_bench.py [KEEL]        (default build/src/driver/keel)
+usage: python3 bench/oracle_bench.py [KEEL] [--before OLD-KEEL]
+       (KEEL: default build/src/driver/keel; --before: another keel, for
+       instance one built from an earlier commit, timed on the same
+       workloads in the same run, with the ratio of the two)
 
 Keel's time is `keel run --entry ... --repeat 5`'s best call (compilation
 excluded), on inputs it generates (random:SEED); the others' best of 5.
@@ -22,7 +25,13 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KEEL = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "build", "src", "driver", "keel")
+ARGS = sys.argv[1:]
+BEFORE = None
+if "--before" in ARGS:
+    at = ARGS.index("--before")
+    BEFORE = ARGS[at + 1]
+    del ARGS[at:at + 2]
+KEEL = ARGS[0] if ARGS else os.path.join(HERE, "..", "build", "src", "driver", "keel")
 SOURCE = os.path.join(HERE, "oracle.sfn")
 
 
@@ -36,8 +45,10 @@ def best(function, runs=5):
     return min(times) * 1e3
 
 
-def keel(entry, args, bindings):
-    command = [KEEL, "run", SOURCE, "--entry", entry, "--repeat", "5", "--bind",
+def keel(entry, args, bindings, binary=None):
+    if binary is None and BEFORE:  # both, interleaved: (after, before)
+        return keel(entry, args, bindings, KEEL), keel(entry, args, bindings, BEFORE)
+    command = [binary or KEEL, "run", SOURCE, "--entry", entry, "--repeat", "5", "--bind",
                ",".join(f"{k}={v}" for k, v in bindings.items())]
     for i, name in enumerate(args):
         command += ["--arg", f"{name}=random:{i + 1}"]
@@ -85,7 +96,10 @@ def main():
     rows = []
 
     def row(name, keel_ms, numpy_ms, torch_ms, floor_ms, floor_kind):
-        rows.append((name, keel_ms, numpy_ms, torch_ms, floor_ms, floor_kind))
+        before_ms = math.nan
+        if isinstance(keel_ms, tuple):
+            keel_ms, before_ms = keel_ms
+        rows.append((name, keel_ms, numpy_ms, torch_ms, floor_ms, floor_kind, before_ms))
 
     # W1: tanh(x * 1.5 + 0.5) * x on 16M f32; floor: read x once, write once.
     n = 16 * 2**20
@@ -146,9 +160,12 @@ def main():
         best(lambda: torch.from_numpy(x64m).sum()) if torch else math.nan, c_ms, "C loop")
 
     print(f"{'workload':32} {'Keel ms':>9} {'NumPy ms':>9} {'torch ms':>9} {'floor ms':>9}  "
-          f"{'Keel/NumPy':>10} {'floor/Keel':>10}")
-    for name, k, npy, tch, floor, kind in rows:
-        print(f"{name:32} {k:9.1f} {npy:9.1f} {tch:9.1f} {floor:9.1f}  {k / npy:10.2f} {floor / k:10.3f}  ({kind})")
+          f"{'Keel/NumPy':>10} {'floor/Keel':>10}" + (f" {'before ms':>9} {'Keel/before':>11}" if BEFORE else ""))
+    for name, k, npy, tch, floor, kind, before in rows:
+        line = f"{name:32} {k:9.1f} {npy:9.1f} {tch:9.1f} {floor:9.1f}  {k / npy:10.2f} {floor / k:10.3f}"
+        if BEFORE:
+            line += f" {before:9.1f} {k / before:11.2f}"
+        print(line + f"  ({kind})")
 
 
 if __name__ == "__main__":
