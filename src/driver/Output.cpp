@@ -57,15 +57,20 @@ OptionResult parsePipelineOption(const std::vector<std::string_view> &args, size
     return OptionResult::Taken;
   }
   bool missing = false;
-  if (auto v = optionValue(args, i, "--print-after", missing)) {
-    std::vector<std::string_view> steps = pipeline::stepNames();
-    if (missing || std::find(steps.begin(), steps.end(), *v) == steps.end()) {
-      error = "--print-after takes one of " + joined(steps) + (missing ? "" : ", not '" + std::string(*v) + "'");
+  // `--NAME=V` where V is one of `names`, appended to `out`.
+  auto oneOf = [&](std::string_view name, const std::vector<std::string_view> &names, std::vector<std::string> &out) {
+    std::optional<std::string_view> v = optionValue(args, i, name, missing);
+    if (!v)
+      return OptionResult::NotMine;
+    if (missing || std::find(names.begin(), names.end(), *v) == names.end()) {
+      error = std::string(name) + " takes one of " + joined(names) + (missing ? "" : ", not '" + std::string(*v) + "'");
       return OptionResult::Bad;
     }
-    options.printAfter.emplace_back(*v);
+    out.emplace_back(*v);
     return OptionResult::Taken;
-  }
+  };
+  if (OptionResult r = oneOf("--print-after", pipeline::stepNames(), options.printAfter); r != OptionResult::NotMine)
+    return r;
   if (auto v = optionValue(args, i, "--exit", missing)) {
     if (*v == "cpu")
       options.exit = pipeline::Exit::Cpu;
@@ -77,16 +82,7 @@ OptionResult parsePipelineOption(const std::vector<std::string_view> &args, size
     }
     return OptionResult::Taken;
   }
-  if (auto v = optionValue(args, i, "--test-pass", missing)) {
-    std::vector<std::string_view> passes = pipeline::testPassNames();
-    if (missing || std::find(passes.begin(), passes.end(), *v) == passes.end()) {
-      error = "--test-pass takes one of " + joined(passes) + (missing ? "" : ", not '" + std::string(*v) + "'");
-      return OptionResult::Bad;
-    }
-    options.testPasses.emplace_back(*v);
-    return OptionResult::Taken;
-  }
-  return OptionResult::NotMine;
+  return oneOf("--test-pass", pipeline::testPassNames(), options.testPasses);
 }
 
 } // namespace
