@@ -17,6 +17,7 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <chrono>
 #include <map>
 
 namespace keel::codegen {
@@ -850,9 +851,16 @@ struct Program::Impl {
 Program::Program() : impl_(std::make_unique<Impl>()) {}
 Program::~Program() = default;
 
-std::unique_ptr<Program> Program::compile(const loop::Module &m, std::string &error) {
+std::unique_ptr<Program> Program::compile(const loop::Module &m, std::string &error, CompileTimes *times) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  auto clock = std::chrono::steady_clock::now();
+  auto lap = [&](double CompileTimes::*field) {
+    auto now = std::chrono::steady_clock::now();
+    if (times)
+      times->*field += std::chrono::duration<double>(now - clock).count();
+    clock = now;
+  };
   auto ctx = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> module = emit(m, *ctx, error);
   if (!module)
@@ -863,8 +871,10 @@ std::unique_ptr<Program> Program::compile(const loop::Module &m, std::string &er
     error = "LLVM rejected the generated module: " + problems;
     return nullptr;
   }
+  lap(&CompileTimes::emit);
   if (!optimize(*module, error))
     return nullptr;
+  lap(&CompileTimes::optimize);
   auto jit = llvm::orc::LLJITBuilder().create();
   if (!jit) {
     error = llvm::toString(jit.takeError());
@@ -881,6 +891,11 @@ std::unique_ptr<Program> Program::compile(const loop::Module &m, std::string &er
   std::unique_ptr<Program> program(new Program());
   program->impl_->jit = std::move(*jit);
   program->module_ = &m;
+  // The module is one unit: looking up any function makes machine code for
+  // all of it, now rather than at the first call.
+  if (!m.functions.empty() && !program->address(m.functions.front().name, error))
+    return nullptr;
+  lap(&CompileTimes::machineCode);
   return program;
 }
 

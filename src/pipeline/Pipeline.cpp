@@ -213,7 +213,11 @@ std::optional<loop::Module> compileProgram(Compilation &c, FileId file) {
 
 std::unique_ptr<codegen::Program> jit(Compilation &c, const loop::Module &m) {
   std::string error;
-  std::unique_ptr<codegen::Program> program = c.timed("llvm", [&] { return codegen::Program::compile(m, error); });
+  codegen::CompileTimes times;
+  std::unique_ptr<codegen::Program> program = codegen::Program::compile(m, error, &times);
+  c.addTime("llvm-ir", times.emit);
+  c.addTime("llvm-O2", times.optimize);
+  c.addTime("machine-code", times.machineCode);
   if (!program)
     c.diags.internalError(Span{}, "LLVM code generation failed: " + error);
   return program;

@@ -37,11 +37,18 @@ std::string emitLLVMText(const loop::Module &m, bool optimized = false);
 /// (a Keel bug: verified loop IR must always give valid LLVM IR).
 bool checkLLVM(const loop::Module &m, std::string &problems);
 
+/// Where compilation's time went, in seconds (added to what is there).
+struct CompileTimes {
+  double emit = 0;        ///< loop IR to LLVM IR, and LLVM's verifier
+  double optimize = 0;    ///< LLVM's -O2 pipeline
+  double machineCode = 0; ///< the JIT's code generation for this machine
+};
+
 class Program {
 public:
-  /// Compiles a module for this machine; nullopt with `error` set on failure
-  /// (a Keel bug: the loop IR was verified).
-  static std::unique_ptr<Program> compile(const loop::Module &m, std::string &error);
+  /// Compiles a module for this machine, machine code included; nullopt
+  /// with `error` set on failure (a Keel bug: the loop IR was verified).
+  static std::unique_ptr<Program> compile(const loop::Module &m, std::string &error, CompileTimes *times = nullptr);
   ~Program();
 
   /// The address of a compiled function, to call with its C signature

@@ -13,7 +13,7 @@
 //   one exit        lowerForCpu:   [schedule] -> lower -> verify loop IR
 //                                  (--exit reference: no schedule)
 //                   (the StableHLO and MLIR linalg exits go here)
-//   loop IR         jit:           LLVM code generation, -O2, ORC JIT
+//   loop IR         jit:           LLVM IR, LLVM's -O2, machine code (ORC JIT)
 //
 // A Compilation carries the options and the instrumentation, as LLVM's pass
 // instrumentation does: --print-after=STEP / --print-after-all print the IR
@@ -98,6 +98,9 @@ public:
     } record{*this, name, start};
     return step();
   }
+  /// Adds `seconds` to the report under `name` (for steps timed inside
+  /// another layer, such as LLVM's).
+  void addTime(std::string_view name, double seconds);
   /// Prints `text()` as the IR after `name` when --print-after asks for it
   /// and the step changed something.
   template <typename F> void printAfter(std::string_view name, bool changed, F &&text) {
@@ -108,7 +111,6 @@ public:
 private:
   bool wantsPrintAfter(std::string_view name) const;
   void dump(std::string_view name, const std::string &ir) const;
-  void addTime(std::string_view name, double seconds);
   std::vector<std::pair<std::string, double>> times_; ///< in first-run order
 };
 
