@@ -189,7 +189,7 @@ bool verify(const SourceManager &sources, FileId file, const DiagnosticEngine &d
 } // namespace
 
 int runCheck(const std::vector<std::string_view> &args) {
-  bool dumpAst = false, verifyMode = false, stats = false;
+  bool dumpAst = false, verifyMode = false;
   OutputOptions output;
   unsigned smtTimeoutMs = 2000;
   std::vector<std::string> files;
@@ -204,7 +204,6 @@ int runCheck(const std::vector<std::string_view> &args) {
     if (common == OptionResult::Taken) continue;
     if (a == "--dump-ast") dumpAst = true;
     else if (a == "--verify") verifyMode = true;
-    else if (a == "--stats") stats = true;
     else if (a == "--smt-timeout") {
       unsigned long v = 0;
       std::string_view text = i + 1 < args.size() ? args[i + 1] : std::string_view();
@@ -255,7 +254,7 @@ int runCheck(const std::vector<std::string_view> &args) {
     report(sources, diags, output);
     anyErrors |= diags.errorCount() > 0;
   }
-  if (stats) {
+  if (output.pipeline.stats) { // --stats, parsed with the shared options
     const sema::SolverStats &st = solver.stats();
     double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     auto share = [&](size_t n) { return st.obligations ? 100.0 * static_cast<double>(n) / static_cast<double>(st.obligations) : 0.0; };

@@ -71,7 +71,7 @@ int runIr(const std::vector<std::string_view> &args) {
     pipeline::Checked source = pipeline::frontEnd(c, *file);
     if (source.ok)
       module = pipeline::instantiateEntry(c, source, request);
-    if (module && !pipeline::runPasses(c, *module))
+    if (module && !pipeline::runPasses(c, *module, false))
       module.reset();
   }
   report(sources, diags, output); // errors, or warnings

@@ -62,7 +62,7 @@ int runOpt(const std::vector<std::string_view> &args) {
   {
     pipeline::Compilation c(sources, diags, output.pipeline);
     module = pipeline::readIr(c, *file);
-    if (module && !pipeline::runPasses(c, *module))
+    if (module && !pipeline::runPasses(c, *module, false))
       module.reset();
   }
   report(sources, diags, output);

@@ -21,7 +21,8 @@ namespace keel::driver {
 struct OutputOptions {
   bool json = false;
   std::string color = "auto";
-  /// --max-nesting N, --print-after[-all], --time-passes, --exit, --test-pass
+  /// --max-nesting N, --print-after[-all], --time-passes, --exit, --test-pass,
+  /// --fuse/--no-fuse, --explain-fusion, --stats
   pipeline::Options pipeline;
   /// Colour: always, or auto on a terminal without NO_COLOR or TERM=dumb.
   bool useColor() const;
@@ -31,7 +32,8 @@ enum class OptionResult { NotMine, Taken, Bad };
 
 /// Takes `--json`, `--color WHEN`, `--color=WHEN`, `--max-nesting N` or a
 /// pipeline option (`--print-after=STEP`, `--print-after-all`,
-/// `--time-passes`, `--exit reference|cpu`, `--test-pass=NAME`; a value may
+/// `--time-passes`, `--exit reference|cpu`, `--test-pass=NAME`, `--fuse`,
+/// `--no-fuse`, `--explain-fusion`, `--stats`; a value may
 /// also follow as the next argument) at args[i] (advancing i past a value);
 /// Bad sets `error`.
 OptionResult parseOutputOption(const std::vector<std::string_view> &args, size_t &i, OutputOptions &options,

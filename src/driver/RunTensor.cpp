@@ -141,7 +141,7 @@ std::optional<ir::Module> moduleFor(pipeline::Compilation &c, FileId file, const
     }
     for (size_t i = 0; i < f->params.size(); ++i)
       names.push_back(std::to_string(i));
-    if (!checkNames(o, names) || !pipeline::runPasses(c, *m))
+    if (!checkNames(o, names) || !pipeline::runPasses(c, *m, true))
       return std::nullopt;
     return m;
   }
@@ -173,7 +173,7 @@ std::optional<ir::Module> moduleFor(pipeline::Compilation &c, FileId file, const
     return std::nullopt;
   }
   std::optional<ir::Module> m = pipeline::instantiateEntry(c, source, {o.entry, bindings});
-  if (!m || !pipeline::runPasses(c, *m))
+  if (!m || !pipeline::runPasses(c, *m, true))
     return std::nullopt;
   return m;
 }

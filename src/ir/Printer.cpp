@@ -134,6 +134,11 @@ private:
     out_ += line + "\n";
   }
 
+public:
+  /// The names the last run() gave each value.
+  const std::unordered_map<ValueId, std::string> &names() const { return names_; }
+
+private:
   const Function &f_;
   const PrintOptions &options_;
   std::unordered_map<ValueId, std::string> names_;
@@ -143,6 +148,13 @@ private:
 } // namespace
 
 std::string print(const Function &f, const PrintOptions &options) { return Printer(f, options).run(); }
+
+std::unordered_map<ValueId, std::string> valueNames(const Function &f) {
+  PrintOptions options;
+  Printer p(f, options);
+  p.run();
+  return p.names();
+}
 
 std::string print(const Module &m, const PrintOptions &options) {
   std::string out;

@@ -535,6 +535,8 @@ void FunctionLowering::lowerOp(const ir::Op &o) {
         buffer_[r] = buffer_.at(v);
         owned_.erase(v);
         owned_.insert(r);
+      } else if (s_.intoResult.count(v) && count[v] == 1) { // written into the caller's result already
+        buffer_[r] = buffer_.at(v);
       } else {
         define(r, o);
         copyInto(buffer_.at(r), v);

@@ -9,9 +9,12 @@
 //===----------------------------------------------------------------------===//
 #include "keel/loop/Schedule.h"
 
+#include "keel/ir/Text.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 namespace keel::loop {
@@ -112,16 +115,34 @@ void findComputedInUser(const std::vector<ir::Op> &ops, bool isRegion, FunctionS
 /// fresh buffer (not a fusion, whose results are its region's, nor dense
 /// constant data, which is read-only), and stored at all (not a splat nor a
 /// value computed in its user's loop: the return's copy computes those).
+/// A fusion's result is its region's: the value the region returns is
+/// written into the caller's result when it would be itself.
 void findResults(const ir::Function &f, FunctionSchedule &s) {
   const ir::Op &ret = f.ops.back();
-  for (const ir::Op &o : f.ops) {
-    if (o.kind == OpKind::Return || o.kind == OpKind::Fusion || (o.kind == OpKind::Constant && o.constant.size() > 1))
-      continue;
-    for (ValueId r : o.results)
-      if (std::count(ret.operands.begin(), ret.operands.end(), r) == 1 && !s.splats.count(r) &&
-          !s.computedInUser.count(r))
-        s.intoResult[r] = static_cast<size_t>(std::find(ret.operands.begin(), ret.operands.end(), r) - ret.operands.begin());
-  }
+  auto writesFresh = [&](const ir::Op &o, ValueId r) {
+    return o.kind != OpKind::Return && o.kind != OpKind::Fusion && !(o.kind == OpKind::Constant && o.constant.size() > 1) &&
+           !s.splats.count(r) && !s.computedInUser.count(r);
+  };
+  for (const ir::Op &o : f.ops)
+    for (size_t k = 0; k < o.results.size(); ++k) {
+      ValueId r = o.results[k];
+      if (std::count(ret.operands.begin(), ret.operands.end(), r) != 1)
+        continue;
+      size_t index = static_cast<size_t>(std::find(ret.operands.begin(), ret.operands.end(), r) - ret.operands.begin());
+      if (writesFresh(o, r)) {
+        s.intoResult[r] = index;
+        continue;
+      }
+      if (o.kind != OpKind::Fusion)
+        continue;
+      const std::vector<ir::Op> &inner = o.region->ops;
+      ValueId v = inner.back().operands[k];
+      if (std::count(inner.back().operands.begin(), inner.back().operands.end(), v) != 1)
+        continue;
+      for (const ir::Op &p : inner)
+        if (std::find(p.results.begin(), p.results.end(), v) != p.results.end() && writesFresh(p, v))
+          s.intoResult[v] = index;
+    }
 }
 
 /// The dimensions of a contraction operand that are neither batch nor
@@ -180,6 +201,7 @@ Schedule cpuSchedule(const ir::Module &m) {
 std::string printSchedule(const ir::Module &m, const Schedule &schedule) {
   std::string out;
   for (const ir::Function &f : m.functions) {
+    std::unordered_map<ValueId, std::string> names = ir::valueNames(f); // as `keel ir` prints them
     out += "schedule @" + f.name + "\n";
     auto it = schedule.find(f.name);
     if (it == schedule.end()) {
@@ -187,7 +209,7 @@ std::string printSchedule(const ir::Module &m, const Schedule &schedule) {
       continue;
     }
     const FunctionSchedule &s = it->second;
-    auto line = [&](ValueId v, const std::string &what) { out += "  %" + std::to_string(v) + ": " + what + "\n"; };
+    auto line = [&](ValueId v, const std::string &what) { out += "  " + names[v] + ": " + what + "\n"; };
     for (const auto &[v, bits] : s.splats) {
       char hex[24];
       std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(bits));

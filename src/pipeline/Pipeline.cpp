@@ -15,10 +15,10 @@
 #include "keel/loop/LowerTensor.h"
 #include "keel/loop/Schedule.h"
 #include "keel/support/Codes.h"
+#include "keel/transforms/Fusion.h"
 #include "keel/transforms/TestPasses.h"
 
 #include <algorithm>
-#include <array>
 
 namespace keel::pipeline {
 
@@ -28,15 +28,35 @@ namespace {
 /// changed it.
 struct TensorPass {
   std::string_view name;
-  bool (*run)(ir::Module &);
+  bool (*run)(Compilation &, ir::Module &);
 };
 
-/// The passes of the default pipeline, in order (fusion goes here).
-constexpr std::array<TensorPass, 0> kDefaultPasses{};
+/// Fusion (transforms/Fusion.h) with the options' reports: --explain-fusion
+/// lists every edge considered, --stats the regions and bytes.
+bool fusion(Compilation &c, ir::Module &m) {
+  transforms::FusionReport report;
+  bool changed = transforms::fuse(m, {}, &report);
+  if (c.options.explainFusion)
+    for (const transforms::FusionReport::Edge &e : report.edges)
+      std::fprintf(stderr, "fusion @%s: %s -> %s: %s\n", e.function.c_str(), e.producer.c_str(), e.consumer.c_str(),
+                   e.fused ? "fused" : ("not fused: " + e.reason).c_str());
+  if (c.options.stats)
+    std::fprintf(stderr,
+                 "fusion: %zu region%s formed; intermediate tensors materialized: %lld bytes unfused, %lld bytes "
+                 "fused\n",
+                 report.regions, report.regions == 1 ? "" : "s", static_cast<long long>(report.bytesUnfused),
+                 static_cast<long long>(report.bytesFused));
+  return changed;
+}
+
+/// The passes of the default pipeline, in order.
+constexpr TensorPass kDefaultPasses[] = {
+    {"fuse", fusion},
+};
 /// Passes that exist for the pipeline's tests (--test-pass=NAME).
 constexpr TensorPass kTestPasses[] = {
-    {"test-insert-copies", transforms::testInsertCopies},
-    {"test-break-verifier", transforms::testBreakVerifier},
+    {"test-insert-copies", [](Compilation &, ir::Module &m) { return transforms::testInsertCopies(m); }},
+    {"test-break-verifier", [](Compilation &, ir::Module &m) { return transforms::testBreakVerifier(m); }},
 };
 /// The steps that produce IR, besides the passes.
 constexpr std::string_view kSteps[] = {"instantiate", "schedule", "lower"};
@@ -161,14 +181,15 @@ std::optional<ir::Module> readIr(Compilation &c, FileId file) {
   return m;
 }
 
-bool runPasses(Compilation &c, ir::Module &m) {
+bool runPasses(Compilation &c, ir::Module &m, bool fuseByDefault) {
   auto run = [&](const TensorPass &p) {
-    bool changed = c.timed(p.name, [&] { return p.run(m); });
+    bool changed = c.timed(p.name, [&] { return p.run(c, m); });
     c.printAfter(p.name, changed, [&] { return ir::print(m); });
     return !changed || c.timed("verify", [&] { return verifyAfter(c, p.name, m); });
   };
+  bool fuse = c.options.fuse.value_or(fuseByDefault);
   for (const TensorPass &p : kDefaultPasses)
-    if (!run(p))
+    if ((p.run != fusion || fuse) && !run(p))
       return false;
   for (const std::string &name : c.options.testPasses)
     for (const TensorPass &p : kTestPasses)
@@ -206,7 +227,7 @@ std::optional<loop::Module> compileProgram(Compilation &c, FileId file) {
   // (The scalar loop IR calls tensor functions lowered below: it is
   // verified whole after `lower`.)
   if (!c.timed("verify", [&] { return verifyAfter(c, "instantiate", program->tensors); }) ||
-      !runPasses(c, program->tensors))
+      !runPasses(c, program->tensors, true))
     return std::nullopt;
   return lowerForCpu(c, program->tensors, std::move(program->scalar));
 }

@@ -20,6 +20,7 @@
 #include "keel/support/Diagnostics.h"
 
 #include <optional>
+#include <unordered_map>
 #include <string>
 
 namespace keel::ir {
@@ -30,6 +31,9 @@ struct PrintOptions {
 
 std::string print(const Module &m, const PrintOptions &options = {});
 std::string print(const Function &f, const PrintOptions &options = {});
+/// The name print() gives each value of `f` (`%3`): values are numbered in
+/// the order the text defines them, whatever their ids.
+std::unordered_map<ValueId, std::string> valueNames(const Function &f);
 
 /// Parses IR text; syntax errors are reported (E0300) with their line and
 /// column, and nullopt is returned when there was any.

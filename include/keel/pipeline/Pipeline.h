@@ -62,6 +62,11 @@ struct Options {
   /// --test-pass=NAME: passes that exist only to test the pipeline, run
   /// after the default passes.
   std::vector<std::string> testPasses;
+  /// --fuse / --no-fuse; unset: the command's default (on for run, test and
+  /// emit; off for ir and opt, which show the graph as written).
+  std::optional<bool> fuse;
+  bool explainFusion = false; ///< --explain-fusion: every edge considered, on stderr
+  bool stats = false;         ///< --stats: what the passes did (regions, bytes)
   /// The checker's shape solver (its timeout, cache and statistics), kept
   /// across compilations by `keel check`; null: a fresh one, 2 s timeout.
   sema::ShapeSolver *solver = nullptr;
@@ -133,16 +138,17 @@ std::optional<ir::Module> instantiateEntry(Compilation &c, const Checked &source
 /// Reads tensor IR text and verifies it (problems are the user's: E0301).
 std::optional<ir::Module> readIr(Compilation &c, FileId file);
 
-/// The tensor IR passes (none by default yet; --test-pass adds test
-/// passes), each followed by the verifier. False after an internal error.
-bool runPasses(Compilation &c, ir::Module &m);
+/// The tensor IR passes (fusion, when on: `fuseByDefault` unless --fuse or
+/// --no-fuse said; then --test-pass's), each followed by the verifier.
+/// False after an internal error.
+bool runPasses(Compilation &c, ir::Module &m, bool fuseByDefault);
 
 /// The CPU exit: the chosen schedule (none for --exit reference), the
 /// lowering of every function of `m` into `into`, the loop IR verifier.
 std::optional<loop::Module> lowerForCpu(Compilation &c, const ir::Module &m, loop::Module into = {});
 
 /// A whole program (scalar functions, tests and their tensor expressions):
-/// frontEnd, instantiate, runPasses, lowerForCpu.
+/// frontEnd, instantiate, runPasses (fusion on by default), lowerForCpu.
 std::optional<loop::Module> compileProgram(Compilation &c, FileId file);
 
 /// LLVM code generation, its -O2 pipeline and the JIT; nullptr after an
