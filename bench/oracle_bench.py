@@ -4,10 +4,12 @@ limits measured in the same run: memory bandwidth (a NumPy copy), OpenBLAS
 sgemm (NumPy's matmul through Debian's libopenblas), and a plain sequential
 C loop (gcc -O2) for W7's strictly ordered sum.
 
-usage: python3 bench/oracle_bench.py [KEEL] [--before OLD-KEEL]
+usage: python3 bench/oracle_bench.py [KEEL] [--before OLD-KEEL | --fusion]
        (KEEL: default build/src/driver/keel; --before: another keel, for
        instance one built from an earlier commit, timed on the same
-       workloads in the same run, with the ratio of the two)
+       workloads in the same run, with the ratio of the two; --fusion: the
+       same keel with --no-fuse as the "before", and the bytes of
+       intermediate tensors each materializes, from --stats)
 
 Keel's time is `keel run --entry ... --repeat 5`'s best call (compilation
 excluded), on inputs it generates (random:SEED); the others' best of 5.
@@ -27,11 +29,18 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ARGS = sys.argv[1:]
 BEFORE = None
+BEFORE_ARGS = []
+FUSION = "--fusion" in ARGS
+if FUSION:
+    ARGS.remove("--fusion")
 if "--before" in ARGS:
     at = ARGS.index("--before")
     BEFORE = ARGS[at + 1]
     del ARGS[at:at + 2]
 KEEL = ARGS[0] if ARGS else os.path.join(HERE, "..", "build", "src", "driver", "keel")
+if FUSION:
+    BEFORE, BEFORE_ARGS = KEEL, ["--no-fuse"]
+BYTES = []  # (entry, fused bytes, unfused bytes) with --fusion
 SOURCE = os.path.join(HERE, "oracle.sfn")
 
 
@@ -45,10 +54,10 @@ def best(function, runs=5):
     return min(times) * 1e3
 
 
-def keel(entry, args, bindings, binary=None):
+def keel(entry, args, bindings, binary=None, extra=()):
     if binary is None and BEFORE:  # both, interleaved: (after, before)
-        return keel(entry, args, bindings, KEEL), keel(entry, args, bindings, BEFORE)
-    command = [binary or KEEL, "run", SOURCE, "--entry", entry, "--repeat", "5", "--bind",
+        return keel(entry, args, bindings, KEEL), keel(entry, args, bindings, BEFORE, BEFORE_ARGS)
+    command = [binary or KEEL, "run", SOURCE, *extra, *(["--stats"] if FUSION and not extra else []), "--entry", entry, "--repeat", "5", "--bind",
                ",".join(f"{k}={v}" for k, v in bindings.items())]
     for i, name in enumerate(args):
         command += ["--arg", f"{name}=random:{i + 1}"]
@@ -56,6 +65,9 @@ def keel(entry, args, bindings, binary=None):
     match = re.search(r"best ([0-9.]+) ms", run.stderr)
     if run.returncode != 0 or not match:
         sys.exit(f"keel failed on {entry}: {run.stderr}")
+    stats = re.search(r"fusion: (\d+) regions? formed; .*: (\d+) bytes unfused, (\d+) bytes fused", run.stderr)
+    if stats:
+        BYTES.append((entry, int(stats.group(1)), int(stats.group(3)), int(stats.group(2))))
     return float(match.group(1))
 
 
@@ -166,6 +178,10 @@ def main():
         if BEFORE:
             line += f" {before:9.1f} {k / before:11.2f}"
         print(line + f"  ({kind})")
+    if BYTES:
+        print(f"\n{'entry':8} {'regions':>8} {'intermediate bytes fused':>25} {'unfused':>14}")
+        for entry, regions, fused, unfused in BYTES:
+            print(f"{entry:8} {regions:8} {fused:25} {unfused:14}")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ config.test_exec_root = os.path.join(os.path.dirname(config.keel_bin_dir), "..",
 config.excludes = ["Inputs"]
 config.environment["PATH"] = os.pathsep.join(
     [config.keel_bin_dir, config.keel_test_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
-# `%keel-run ARGS` is `keel run ARGS` through both CPU exits (the default and
-# --exit reference), failing unless they give the same bytes.
+# `%keel-run ARGS` is `keel run ARGS` fused (the default), unfused and through
+# --exit reference, failing unless all give the same bytes.
 config.substitutions.append(("%keel-run", f"{config.system_python} {os.path.join(os.path.dirname(__file__), 'run', 'both_exits.py')} keel run"))
 config.substitutions.append(("%python", config.system_python))
 config.substitutions.append(("%examples", os.path.join(config.keel_source_dir, "examples")))

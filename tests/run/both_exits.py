@@ -1,7 +1,7 @@
-"""Runs a `keel run ...` command twice, through the default CPU exit and
-through `--exit reference` (the reference lowering alone), and fails unless
-both give the same bytes: exit status, standard output, and every file
-written under --out. Then behaves as the default run did (its output and
+"""Runs a `keel run ...` command as given (fused, the CPU schedule), then
+unfused (`--no-fuse`) and through `--exit reference` (the reference
+lowering alone), and fails unless all give the same bytes: exit status,
+standard output, and every file written under --out. Then behaves as the default run did (its output and
 exit status), so that FileCheck checks it as usual.
 
     %python both_exits.py keel run FILE [options...]
@@ -28,29 +28,30 @@ def main():
     if "--out" in command:
         out = command[command.index("--out") + 1]
     default = subprocess.run(command, capture_output=True)
-    reference_command = list(command)
-    reference_out = None
-    if out is not None:
-        reference_out = out.rstrip("/") + ".reference"
-        reference_command[reference_command.index("--out") + 1] = reference_out
-    reference = subprocess.run(reference_command + ["--exit", "reference"], capture_output=True)
     problems = []
-    if default.returncode != reference.returncode:
-        problems.append(f"exit status {default.returncode} (cpu) vs {reference.returncode} (reference)")
-    # (--out DIR's paths are printed: the reference run's DIR is another.)
-    reference_stdout = reference.stdout
-    if out is not None:
-        reference_stdout = reference_stdout.replace(reference_out.encode(), out.rstrip("/").encode())
-    if default.stdout != reference_stdout:
-        problems.append("standard output differs")
-    a, b = files_under(out), files_under(reference_out)
-    if sorted(a) != sorted(b):
-        problems.append(f"files differ: {sorted(a)} vs {sorted(b)}")
-    problems += [f"{name} differs" for name in sorted(a) if name in b and a[name] != b[name]]
+    for variant, extra in (("reference", ["--exit", "reference"]), ("unfused", ["--no-fuse"])):
+        other_command = list(command)
+        other_out = None
+        if out is not None:
+            other_out = out.rstrip("/") + "." + variant
+            other_command[other_command.index("--out") + 1] = other_out
+        other = subprocess.run(other_command + extra, capture_output=True)
+        if default.returncode != other.returncode:
+            problems.append(f"exit status {default.returncode} (default) vs {other.returncode} ({variant})")
+        # (--out DIR's paths are printed: the other run's DIR is another.)
+        other_stdout = other.stdout
+        if out is not None:
+            other_stdout = other_stdout.replace(other_out.encode(), out.rstrip("/").encode())
+        if default.stdout != other_stdout:
+            problems.append(f"standard output differs ({variant})")
+        a, b = files_under(out), files_under(other_out)
+        if sorted(a) != sorted(b):
+            problems.append(f"files differ ({variant}): {sorted(a)} vs {sorted(b)}")
+        problems += [f"{name} differs ({variant})" for name in sorted(a) if name in b and a[name] != b[name]]
     sys.stdout.buffer.write(default.stdout)
     sys.stderr.buffer.write(default.stderr)
     if problems:
-        sys.stderr.write("both_exits: the cpu and reference exits differ: " + "; ".join(problems) + "\n")
+        sys.stderr.write("both_exits: the runs differ: " + "; ".join(problems) + "\n")
         sys.exit(99)
     sys.exit(default.returncode)
 

@@ -1,7 +1,8 @@
 """Shared by the oracle tests: run one tensor function with `keel run
 --entry`, its arguments saved as .npy files (or given as random:SEED
-strings), through both CPU exits (the default and --exit reference, which
-must give the same bytes), and load its result."""
+strings), fused (the default) and unfused, through both CPU exits (the
+default and --exit reference): all four must give the same bytes; and load
+its result."""
 import os
 import subprocess
 
@@ -24,12 +25,13 @@ def run_entry(keel, source, entry, arguments, work, extra=()):
     result = os.path.join(work, entry + ".npy")
     with open(result, "rb") as f:
         cpu_bytes = f.read()
-    # The same function through the reference lowering alone (--exit
-    # reference) must give the same bytes.
-    reference = subprocess.run(command + ["--exit", "reference"], capture_output=True, text=True)
-    if reference.returncode != 0:
-        return None, f"keel --exit reference exited {reference.returncode}: {reference.stderr}"
-    with open(result, "rb") as f:
-        if f.read() != cpu_bytes:
-            return None, "the cpu and reference exits give different bytes"
+    # The same function unfused, and through the reference lowering alone
+    # (--exit reference), must give the same bytes.
+    for extra in (["--no-fuse"], ["--exit", "reference"], ["--exit", "reference", "--no-fuse"]):
+        other = subprocess.run(command + extra, capture_output=True, text=True)
+        if other.returncode != 0:
+            return None, f"keel {' '.join(extra)} exited {other.returncode}: {other.stderr}"
+        with open(result, "rb") as f:
+            if f.read() != cpu_bytes:
+                return None, f"keel {' '.join(extra)} gives other bytes than the default (fused, cpu) run"
     return np.load(result), None
