@@ -137,8 +137,15 @@ public:
         index[&f_.ops[i]] = i;
       for (size_t root = f_.ops.size(); root-- > 0;) {
         const Op &r = f_.ops[root];
-        if (taken[root] || !mayConsume(r))
+        if (taken[root])
           continue;
+        if (!mayConsume(r)) { // a barrier: its producers' edges are declined
+          if (r.kind != OpKind::Return)
+            for (ValueId v : std::set<ValueId>(r.operands.begin(), r.operands.end()))
+              if (auto d = g.definer.find(v); d != g.definer.end())
+                record(names, *d->second, r, canFuse(g, *d->second, r, {&r}));
+          continue;
+        }
         std::set<const Op *> region{&r};
         std::vector<size_t> members{root};
         // Grow toward producers: the members' operands, members in reverse
