@@ -18,6 +18,6 @@ config.substitutions.append(("%keel-run", f"{config.system_python} {os.path.join
 config.substitutions.append(("%python", config.system_python))
 config.substitutions.append(("%examples", os.path.join(config.keel_source_dir, "examples")))
 # The sanitizer suite's settings reach the commands the tests run.
-for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "KEEL_FUZZ_ITERATIONS"):
     if name in os.environ:
         config.environment[name] = os.environ[name]

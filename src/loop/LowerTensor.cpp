@@ -535,7 +535,7 @@ void FunctionLowering::lowerOp(const ir::Op &o) {
         buffer_[r] = buffer_.at(v);
         owned_.erase(v);
         owned_.insert(r);
-      } else if (s_.intoResult.count(v) && count[v] == 1) { // written into the caller's result already
+      } else if (s_.intoResult.count(v) && count[v] == 1 && buffer_.count(v)) { // in the caller's result already
         buffer_[r] = buffer_.at(v);
       } else {
         define(r, o);

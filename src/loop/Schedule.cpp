@@ -113,15 +113,16 @@ void findComputedInUser(const std::vector<ir::Op> &ops, bool isRegion, FunctionS
 
 /// intoResult: a value returned once, made by an operation that writes a
 /// fresh buffer (not a fusion, whose results are its region's, nor dense
-/// constant data, which is read-only), and stored at all (not a splat nor a
-/// value computed in its user's loop: the return's copy computes those).
+/// constant data, which is read-only), and stored at all (not a splat, a
+/// broadcast read through, nor a value computed in its user's loop: the
+/// return's copy computes those).
 /// A fusion's result is its region's: the value the region returns is
 /// written into the caller's result when it would be itself.
 void findResults(const ir::Function &f, FunctionSchedule &s) {
   const ir::Op &ret = f.ops.back();
   auto writesFresh = [&](const ir::Op &o, ValueId r) {
     return o.kind != OpKind::Return && o.kind != OpKind::Fusion && !(o.kind == OpKind::Constant && o.constant.size() > 1) &&
-           !s.splats.count(r) && !s.computedInUser.count(r);
+           !s.splats.count(r) && !s.computedInUser.count(r) && !s.readThrough.count(r);
   };
   for (const ir::Op &o : f.ops)
     for (size_t k = 0; k < o.results.size(); ++k) {

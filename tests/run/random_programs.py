@@ -1,0 +1,191 @@
+"""Random straight-line tensor programs, fused vs unfused vs the reference.
+
+    random_programs.py KEEL WORKDIR [SEED]
+
+Writes modules of random functions over the tensor IR's operations and
+dtypes (elementwise chains, values read several times, reductions and
+contractions, broadcasts, transposes, slices, reshapes, converts, selects,
+splat and dense constants, layout changes and copies), each run through
+`keel run --entry` with random inputs three ways: fused (the default),
+`--no-fuse` and `--exit reference`. Every output must be the same bytes.
+KEEL_FUZZ_ITERATIONS sets the number of modules (default 20, ten functions
+each); a failure names its module's seed, so that it can be replayed with
+`random_programs.py KEEL DIR SEED`. Two programs run at a time.
+"""
+import concurrent.futures
+import os
+import random
+import subprocess
+import sys
+
+FLOATS = ["f32", "f16", "bf16", "f64", "tf32", "fp8e4m3fn", "fp8e5m2"]
+LOW_PRECISION = ["f16", "bf16", "tf32", "fp8e4m3fn", "fp8e5m2"]
+INTS = ["i32", "i8", "u8", "i64"]
+# 1.5 (floats) or 3 (integers) in each dtype, and the encoding width in hex digits.
+SPLAT = {"f32": "0x3fc00000", "f64": "0x3ff8000000000000", "f16": "0x3e00", "bf16": "0x3fc0", "tf32": "0x3fc00000",
+         "fp8e4m3fn": "0x3c", "fp8e5m2": "0x3e", "i32": "0x00000003", "i8": "0x03", "u8": "0x03",
+         "i64": "0x0000000000000003"}
+DIGITS = {"f32": 8, "f64": 16, "f16": 4, "bf16": 4, "tf32": 8, "fp8e4m3fn": 2, "fp8e5m2": 2, "i32": 8, "i8": 2,
+          "u8": 2, "i64": 16}
+SHAPE = (3, 4)
+
+
+def ty(dtype, shape, layout=None):
+    text = f"{dtype}[{','.join(map(str, shape))}]"
+    return text + ("{" + ",".join(map(str, layout)) + "}" if layout else "")
+
+
+class Function:
+    def __init__(self, rng, name):
+        self.rng, self.name = rng, name
+        self.lines, self.values, self.params, self.n = [], [], [], 0
+        self.dtype = rng.choice(FLOATS + INTS)
+        for _ in range(rng.randint(1, 3)):
+            v = self.fresh(self.dtype, SHAPE)
+            self.params.append(v)
+
+    def fresh(self, dtype, shape, layout=None):
+        name = f"%v{self.n}"
+        self.n += 1
+        self.values.append((name, dtype, tuple(shape), layout))
+        return self.values[-1]
+
+    def pick(self, dtype=None, shape=None):
+        pool = [v for v in self.values if (dtype is None or v[1] == dtype) and (shape is None or v[2] == shape)
+                and v[3] is None]
+        return self.rng.choice(pool) if pool else None
+
+    def emit(self, text, dtype, shape, layout=None):
+        v = self.fresh(dtype, shape, layout)
+        self.lines.append(f"  {v[0]} = {text} : {ty(dtype, shape, layout)}")
+        return v
+
+    def step(self):
+        r = self.rng
+        a = self.pick(self.dtype, SHAPE)
+        is_float = self.dtype in FLOATS
+        kind = r.choice(["unary", "binary", "binary", "compare_select", "reduce_broadcast", "transpose_back",
+                         "convert_back", "constant", "dense", "dot", "slice_concat", "reshape_back", "copy",
+                         "relayout"])
+        t = self.dtype
+        if kind == "unary":
+            op = r.choice(["exp", "tanh", "neg", "abs", "sigmoid", "relu"] if is_float
+                          else ["not"] if t == "u8" else ["neg", "abs", "not"])
+            return self.emit(f"unary.{op}({a[0]})", t, SHAPE)
+        if kind == "binary":
+            b = self.pick(t, SHAPE)
+            op = r.choice(["add", "sub", "mul", "max", "min"] + (["div"] if is_float else ["and", "xor"]))
+            return self.emit(f"binary.{op}({a[0]}, {b[0]})", t, SHAPE)
+        if kind == "compare_select":
+            b = self.pick(t, SHAPE)
+            c = self.emit(f"compare.{r.choice(['lt', 'ge', 'eq'])}({a[0]}, {b[0]})", "pred", SHAPE)
+            return self.emit(f"select({c[0]}, {a[0]}, {b[0]})", t, SHAPE)
+        if kind == "reduce_broadcast":
+            acc = "f32" if t in LOW_PRECISION else t
+            comb = r.choice(["sum", "max", "min"])
+            s = self.emit(f"reduce.{comb}({a[0]}) {{axes = [1], acc = {acc}}}", t, (SHAPE[0],))
+            return self.emit(f"broadcast_in_dim({s[0]}) {{dims = [0]}}", t, SHAPE)
+        if kind == "transpose_back":
+            x = self.emit(f"transpose({a[0]}) {{perm = [1, 0]}}", t, SHAPE[::-1])
+            return self.emit(f"transpose({x[0]}) {{perm = [1, 0]}}", t, SHAPE)
+        if kind == "convert_back":
+            other = r.choice([d for d in FLOATS + INTS if d != t])
+            x = self.emit(f"convert({a[0]})", other, SHAPE)
+            return self.emit(f"convert({x[0]})", t, SHAPE)
+        if kind == "constant":
+            c = self.emit(f"constant() {{value = [{SPLAT[t]}]}}", t, ())
+            bc = self.emit(f"broadcast_in_dim({c[0]}) {{dims = []}}", t, SHAPE)
+            return self.emit(f"binary.mul({a[0]}, {bc[0]})", t, SHAPE)
+        if kind == "dense":
+            width = DIGITS[t]
+            mask = (0x3c3f3f3f3f3f3f3f >> (64 - 4 * width)) & (~0x1FFF if t == "tf32" else ~0)
+            vals = ", ".join("0x" + format(r.getrandbits(4 * width) & mask, f"0{width}x")
+                             for _ in range(SHAPE[0] * SHAPE[1]))
+            c = self.emit(f"constant() {{value = [{vals}]}}", t, SHAPE)
+            return self.emit(f"binary.add({a[0]}, {c[0]})", t, SHAPE)
+        if kind == "dot":
+            acc = "f32" if t in LOW_PRECISION else t
+            b = self.pick(t, SHAPE)
+            bt = self.emit(f"transpose({b[0]}) {{perm = [1, 0]}}", t, SHAPE[::-1])
+            d = self.emit(f"dot_general({a[0]}, {bt[0]}) {{lhs_batch = [], rhs_batch = [], lhs_contract = [1], "
+                          f"rhs_contract = [0], acc = {acc}}}", t, (SHAPE[0], SHAPE[0]))
+            s = self.emit(f"slice({d[0]}) {{start = [0, 0], limit = [{SHAPE[0]}, 1]}}", t, (SHAPE[0], 1))
+            return self.emit(f"broadcast_in_dim({s[0]}) {{dims = [0, 1]}}", t, SHAPE)
+        if kind == "slice_concat":
+            x = self.emit(f"slice({a[0]}) {{start = [0, 0], limit = [{SHAPE[0]}, 2]}}", t, (SHAPE[0], 2))
+            y = self.emit(f"slice({a[0]}) {{start = [0, 2], limit = [{SHAPE[0]}, 4]}}", t, (SHAPE[0], 2))
+            return self.emit(f"concatenate({y[0]}, {x[0]}) {{axis = 1}}", t, SHAPE)
+        if kind == "reshape_back":
+            x = self.emit(f"reshape({a[0]})", t, (SHAPE[0] * SHAPE[1],))
+            return self.emit(f"reshape({x[0]})", t, SHAPE)
+        if kind == "copy":
+            return self.emit(f"copy({a[0]})", t, SHAPE)
+        l = self.emit(f"relayout({a[0]})", t, SHAPE, (0, 1))
+        n = self.emit(f"binary.add({l[0]}, {l[0]})", t, SHAPE, (0, 1))
+        return self.emit(f"relayout({n[0]})", t, SHAPE)
+
+    def text(self):
+        for _ in range(self.rng.randint(2, 14)):
+            self.step()
+        results = [self.values[-1]]
+        extra = self.pick(self.dtype, SHAPE)
+        if self.rng.random() < 0.5 and extra not in results:
+            results.append(extra)  # an intermediate returned too
+        params = ", ".join(f"{p[0]}: {ty(p[1], p[2])}" for p in self.params)
+        rtypes = ", ".join(ty(v[1], v[2]) for v in results)
+        head = f"func @{self.name}({params}) -> ({rtypes}) {{"
+        return "\n".join([head] + self.lines + ["  return " + ", ".join(v[0] for v in results), "}"])
+
+
+def run(keel, path, entry, nparams, out, extra):
+    command = [keel, "run", path, "--entry", entry, "--out", out, *extra]
+    for i in range(nparams):
+        command += ["--arg", f"{i}=random:{i + 11}"]
+    r = subprocess.run(command, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, r.stderr
+    data = {}
+    for name in sorted(os.listdir(out)):
+        with open(os.path.join(out, name), "rb") as f:
+            data[name] = f.read()
+    return data, None
+
+
+def check(keel, work, seed, path, fn):
+    """The failure, or None."""
+    results = []
+    for tag, extra in (("fused", []), ("unfused", ["--no-fuse"]), ("reference", ["--exit", "reference"])):
+        out = os.path.join(work, f"m{seed}.{fn.name}.{tag}")
+        if os.path.isdir(out):
+            for name in os.listdir(out):
+                os.remove(os.path.join(out, name))
+        data, error = run(keel, path, fn.name, len(fn.params), out, extra)
+        if error:
+            return f"FAIL seed {seed} @{fn.name} ({tag}): {error.strip()}"
+        results.append(data)
+    if not (results[0] == results[1] == results[2]):
+        return f"FAIL seed {seed} @{fn.name}: fused, unfused and reference outputs differ ({path})"
+    return None
+
+
+def main():
+    keel, work = sys.argv[1], sys.argv[2]
+    seeds = [int(sys.argv[3])] if len(sys.argv) > 3 else range(int(os.environ.get("KEEL_FUZZ_ITERATIONS", "20")))
+    os.makedirs(work, exist_ok=True)
+    jobs = []
+    for seed in seeds:
+        rng = random.Random(seed)
+        functions = [Function(rng, f"f{i}") for i in range(10)]
+        path = os.path.join(work, f"module{seed}.kir")
+        with open(path, "w") as f:
+            f.write("\n\n".join(fn.text() for fn in functions) + "\n")
+        jobs += [(seed, path, fn) for fn in functions]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        failures = [f for f in pool.map(lambda j: check(keel, work, *j), jobs) if f]
+    for f in failures:
+        print(f)
+    print(f"{len(jobs)} programs, {len(failures)} failed")
+    sys.exit(1 if failures else 0)
+
+
+main()
