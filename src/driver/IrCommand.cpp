@@ -1,6 +1,7 @@
 //===- IrCommand.cpp - `keel ir`: the tensor IR of an instantiation ------===//
 //
 //   keel ir FILE --entry F [--bind B=2,S=8]... [--locations] [--json] [--color WHEN]
+//           [--fuse] [--explain-fusion] [--stats] [--dot FILE]
 //           [--print-after=STEP] [--print-after-all] [--time-passes]
 //
 // Checks FILE, instantiates F at the bound sizes and runs the tensor IR
@@ -22,11 +23,12 @@ namespace keel::driver {
 int runIr(const std::vector<std::string_view> &args) {
   constexpr std::string_view kUsage =
       "usage: keel ir FILE --entry F [--bind NAME=SIZE,...]... [--locations] [--json] [--color WHEN]\n"
+      "               [--fuse] [--explain-fusion] [--stats] [--dot FILE]\n"
       "               [--print-after=STEP] [--print-after-all] [--time-passes]\n";
   ir::PrintOptions options;
   instantiate::BuildRequest request;
   OutputOptions output;
-  std::string path;
+  std::string path, dotPath;
   auto usage = [&](const std::string &message) {
     std::fprintf(stderr, "keel ir: error: %s\n%s", message.c_str(), kUsage.data());
     return 2;
@@ -43,9 +45,10 @@ int runIr(const std::vector<std::string_view> &args) {
       return usage(optionError);
     if (common == OptionResult::Taken) continue;
     if (a == "--locations") options.locations = true;
-    else if ((a == "--entry" || a == "--bind") && i + 1 == args.size())
+    else if ((a == "--entry" || a == "--bind" || a == "--dot") && i + 1 == args.size())
       return usage(std::string(a) + " needs a value");
     else if (a == "--entry") request.entry = std::string(args[++i]);
+    else if (a == "--dot") dotPath = std::string(args[++i]);
     else if (a == "--bind") {
       std::string error;
       auto bindings = instantiate::parseBindings(args[++i], error);
@@ -77,6 +80,13 @@ int runIr(const std::vector<std::string_view> &args) {
   report(sources, diags, output); // errors, or warnings
   if (!module || diags.errorCount() > 0)
     return 1;
+  if (!dotPath.empty()) { // the dataflow graph, fusion regions as clusters
+    std::string error;
+    if (!writeFileAtomically(dotPath, ir::printDot(*module), error)) {
+      std::fprintf(stderr, "keel %s: error: --dot: %s\n", "ir", error.c_str());
+      return 1;
+    }
+  }
   std::fputs(ir::print(*module, options).c_str(), stdout);
   return 0;
 }

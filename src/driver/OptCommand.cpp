@@ -1,7 +1,8 @@
 //===- OptCommand.cpp - `keel opt`: parse, verify and print tensor IR ----===//
 //
 //   keel opt [--locations] [--json] [--color WHEN] [--print-after=STEP]
-//            [--print-after-all] [--time-passes] IRFILE
+//            [--print-after-all] [--time-passes] [--fuse] [--explain-fusion]
+//            [--stats] [--dot FILE] IRFILE
 //
 // Reads tensor IR text, verifies it, runs the tensor IR passes
 // (pipeline::runPasses) and prints the module in canonical form. Exit
@@ -22,10 +23,11 @@ namespace keel::driver {
 int runOpt(const std::vector<std::string_view> &args) {
   constexpr std::string_view kUsage =
       "usage: keel opt [--locations] [--json] [--color auto|always|never] [--print-after=STEP]\n"
-      "                [--print-after-all] [--time-passes] IRFILE\n";
+      "                [--print-after-all] [--time-passes] [--fuse] [--explain-fusion] [--stats]\n"
+      "                [--dot FILE] IRFILE\n";
   ir::PrintOptions options;
   OutputOptions output;
-  std::string path;
+  std::string path, dotPath;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view a = args[i];
     std::string optionError;
@@ -36,6 +38,13 @@ int runOpt(const std::vector<std::string_view> &args) {
     }
     if (common == OptionResult::Taken) continue;
     if (a == "--locations") options.locations = true;
+    else if (a == "--dot") {
+      if (i + 1 == args.size()) {
+        std::fprintf(stderr, "keel opt: error: --dot needs a file\n%s", kUsage.data());
+        return 2;
+      }
+      dotPath = std::string(args[++i]);
+    }
     else if (a == "--help" || a == "-h") {
       std::fputs(kUsage.data(), stdout);
       return 0;
@@ -68,6 +77,13 @@ int runOpt(const std::vector<std::string_view> &args) {
   report(sources, diags, output);
   if (!module || diags.errorCount() > 0)
     return 1;
+  if (!dotPath.empty()) { // the dataflow graph, fusion regions as clusters
+    std::string error;
+    if (!writeFileAtomically(dotPath, ir::printDot(*module), error)) {
+      std::fprintf(stderr, "keel %s: error: --dot: %s\n", "opt", error.c_str());
+      return 1;
+    }
+  }
   std::fputs(ir::print(*module, options).c_str(), stdout);
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace keel {
 
@@ -84,6 +85,23 @@ std::string_view SourceManager::lineText(FileId f, uint32_t line) const {
   if (!text.empty() && text.back() == '\r')
     text.remove_suffix(1);
   return text;
+}
+
+bool writeFileAtomically(const std::string &path, std::string_view contents, std::string &error) {
+  std::string temp = path + ".tmp." + std::to_string(getpid());
+  std::FILE *f = std::fopen(temp.c_str(), "wb");
+  if (!f) {
+    error = "cannot write " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
+  ok &= std::fclose(f) == 0;
+  if (!ok || std::rename(temp.c_str(), path.c_str()) != 0) {
+    error = "cannot write " + path + ": " + std::strerror(errno);
+    std::remove(temp.c_str());
+    return false;
+  }
+  return true;
 }
 
 } // namespace keel

@@ -35,6 +35,11 @@ std::string print(const Function &f, const PrintOptions &options = {});
 /// the order the text defines them, whatever their ids.
 std::unordered_map<ValueId, std::string> valueNames(const Function &f);
 
+/// The module's dataflow graph in Graphviz DOT: a cluster per function and
+/// per fusion region, a node per parameter and operation, an edge per value
+/// read labelled with its type, barriers shaded (`dot -Tsvg`).
+std::string printDot(const Module &m);
+
 /// Parses IR text; syntax errors are reported (E0300) with their line and
 /// column, and nullopt is returned when there was any.
 std::optional<Module> parse(const SourceManager &sources, FileId file, DiagnosticEngine &diags);

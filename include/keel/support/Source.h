@@ -40,6 +40,11 @@ inline constexpr uint64_t kMaxSourceBytes = (uint64_t{1} << 31) - 1;
 /// bytes (reading stops there, so an endless device is refused quickly).
 bool readFileBounded(const std::string &path, uint64_t limit, std::string &text, std::string &error);
 
+/// Writes `contents` to `path` all or nothing: into a temporary file beside
+/// it, then renamed over it; false with `error` set (and no file left
+/// behind) when anything fails.
+bool writeFileAtomically(const std::string &path, std::string_view contents, std::string &error);
+
 class SourceManager {
 public:
   /// Registers a buffer under a display name; returns its id.
