@@ -322,8 +322,8 @@ ExprPtr FunctionLowering::loadFrom(Slot ptr, DType t, ExprPtr addr) {
 ExprPtr FunctionLowering::load(ValueId v, const std::vector<Ix> &index) {
   if (auto it = s_.splats.find(v); it != s_.splats.end())
     return encodingConst(type(v).dtype, it->second);
-  if (auto it = broadcasts_.find(v); it != broadcasts_.end())
-    return load(it->second->operands[0], broadcastIndex(*it->second, index));
+  if (auto it = indexMaps_.find(v); it != indexMaps_.end())
+    return load(it->second->operands[0], mappedIndex(*it->second, index));
   if (auto it = pointwiseOps_.find(v); it != pointwiseOps_.end())
     return pointwise(*it->second, index);
   return loadFrom(buffer_.at(v), type(v).dtype, address(type(v), index));
@@ -346,12 +346,34 @@ ExprPtr FunctionLowering::pointwise(const ir::Op &o, const std::vector<Ix> &i) {
   return nullptr; // not pointwise: never asked
 }
 
-std::vector<Ix> FunctionLowering::broadcastIndex(const ir::Op &o, const std::vector<Ix> &i) const {
-  std::vector<Ix> j;
-  const TensorType &x = type(o.operands[0]);
-  for (size_t d = 0; d < o.dims.size(); ++d)
-    j.push_back(x.shape[d] == 1 ? Ix{} : i[static_cast<size_t>(o.dims[d])]);
-  return j;
+std::vector<Ix> FunctionLowering::mappedIndex(const ir::Op &o, const std::vector<Ix> &i) const {
+  switch (o.kind) {
+  case OpKind::BroadcastInDim: { // operand dimension d is result dimension dims[d], or stretches from 1
+    std::vector<Ix> j;
+    const TensorType &x = type(o.operands[0]);
+    for (size_t d = 0; d < o.dims.size(); ++d)
+      j.push_back(x.shape[d] == 1 ? Ix{} : i[static_cast<size_t>(o.dims[d])]);
+    return j;
+  }
+  case OpKind::Transpose: { // result dimension d is operand dimension perm[d]
+    std::vector<Ix> j(i.size());
+    for (size_t d = 0; d < i.size(); ++d)
+      j[static_cast<size_t>(o.dims[d])] = i[d];
+    return j;
+  }
+  case OpKind::Slice: { // shifted by the start
+    std::vector<Ix> j = i;
+    for (size_t d = 0; d < j.size(); ++d)
+      j[d].offset += o.dims[d];
+    return j;
+  }
+  case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
+  case OpKind::Constant: case OpKind::Iota: case OpKind::Reshape: case OpKind::Concatenate: case OpKind::Reduce:
+  case OpKind::DotGeneral: case OpKind::Copy: case OpKind::Relayout: case OpKind::Call: case OpKind::Return:
+  case OpKind::Fusion:
+    break;
+  }
+  return i; // not an index map: never asked
 }
 
 void FunctionLowering::storeTo(Slot ptr, DType t, ExprPtr addr, ExprPtr value) {
@@ -469,33 +491,13 @@ void FunctionLowering::lowerOp(const ir::Op &o) {
     });
     return;
   }
-  case OpKind::BroadcastInDim:
+  case OpKind::BroadcastInDim: case OpKind::Transpose: case OpKind::Slice:
     if (s_.readThrough.count(o.results[0])) { // never stored: loads read the operand (see load)
-      broadcasts_[o.results[0]] = &o;
+      indexMaps_[o.results[0]] = &o;
       return;
     }
-    elementwise(o, [&](const std::vector<Ix> &i) { return load(o.operands[0], broadcastIndex(o, i)); });
+    elementwise(o, [&](const std::vector<Ix> &i) { return load(o.operands[0], mappedIndex(o, i)); });
     return;
-  case OpKind::Transpose: {
-    ValueId x = o.operands[0];
-    elementwise(o, [&](const std::vector<Ix> &i) {
-      std::vector<Ix> j(i.size());
-      for (size_t d = 0; d < i.size(); ++d)
-        j[static_cast<size_t>(o.dims[d])] = i[d];
-      return load(x, j);
-    });
-    return;
-  }
-  case OpKind::Slice: {
-    ValueId x = o.operands[0];
-    elementwise(o, [&](const std::vector<Ix> &i) {
-      std::vector<Ix> j = i;
-      for (size_t d = 0; d < j.size(); ++d)
-        j[d].offset += o.dims[d];
-      return load(x, j);
-    });
-    return;
-  }
   case OpKind::Reshape: reshape(o); return;
   case OpKind::Concatenate: concatenate(o); return;
   case OpKind::Reduce: reduce(o); return;
@@ -519,8 +521,8 @@ void FunctionLowering::lowerOp(const ir::Op &o) {
       ValueId operand = o.operands[i], param = o.region->params[i];
       if (s_.splats.count(param))
         continue; // loads become the constant
-      if (auto b = broadcasts_.find(operand); b != broadcasts_.end())
-        broadcasts_[param] = b->second;
+      if (auto b = indexMaps_.find(operand); b != indexMaps_.end())
+        indexMaps_[param] = b->second;
       else
         buffer_[param] = buffer_.at(operand);
     }

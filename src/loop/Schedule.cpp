@@ -70,13 +70,26 @@ void findSplats(const std::vector<ir::Op> &ops, FunctionSchedule &s) {
   }
 }
 
-/// readThrough: every broadcast_in_dim.
-void findBroadcasts(const std::vector<ir::Op> &ops, FunctionSchedule &s) {
+/// readThrough: every broadcast_in_dim; and inside a fusion region (the
+/// fusion pass chose to compute it in one loop nest), a transpose or slice
+/// whose one reader reads each element once: loads index the operand, no
+/// copy is made. (A contraction reads its operands many times: those stay
+/// copied, contiguous.)
+void findIndexMaps(const std::vector<ir::Op> &ops, bool isRegion, FunctionSchedule &s) {
+  std::map<ValueId, std::vector<const ir::Op *>> users;
+  for (const ir::Op &o : ops)
+    for (ValueId v : o.operands)
+      users[v].push_back(&o);
   for (const ir::Op &o : ops) {
     if (o.kind == OpKind::BroadcastInDim)
       s.readThrough.insert(o.results[0]);
+    if (isRegion && (o.kind == OpKind::Transpose || o.kind == OpKind::Slice)) {
+      const std::vector<const ir::Op *> &u = users[o.results[0]];
+      if (u.size() == 1 && readsEachElementOnce(u[0]->kind) && u[0]->kind != OpKind::Return)
+        s.readThrough.insert(o.results[0]);
+    }
     if (o.kind == OpKind::Fusion)
-      findBroadcasts(o.region->ops, s);
+      findIndexMaps(o.region->ops, true, s);
   }
 }
 
@@ -190,7 +203,7 @@ Schedule cpuSchedule(const ir::Module &m) {
   for (const ir::Function &f : m.functions) {
     FunctionSchedule &s = out[f.name];
     findSplats(f.ops, s);
-    findBroadcasts(f.ops, s);
+    findIndexMaps(f.ops, false, s);
     findComputedInUser(f.ops, false, s);
     findResults(f, s);
     chooseContractions(f, f.ops, s);
@@ -218,7 +231,7 @@ std::string printSchedule(const ir::Module &m, const Schedule &schedule) {
     }
     for (ValueId v : s.readThrough)
       if (!s.splats.count(v))
-        line(v, "broadcast, read through its operand");
+        line(v, "read through its operand (an index map)");
     for (ValueId v : s.computedInUser)
       if (!s.splats.count(v))
         line(v, "computed in its user's loop");

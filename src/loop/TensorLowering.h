@@ -96,8 +96,9 @@ private:
   /// Element `i` of a pointwise operation's result (each operand read at
   /// the same index).
   ExprPtr pointwise(const ir::Op &o, const std::vector<Ix> &i);
-  /// The operand index a broadcast_in_dim reads for result index `i`.
-  std::vector<Ix> broadcastIndex(const ir::Op &o, const std::vector<Ix> &i) const;
+  /// The operand index an index map (broadcast_in_dim, transpose, slice)
+  /// reads for result index `i`.
+  std::vector<Ix> mappedIndex(const ir::Op &o, const std::vector<Ix> &i) const;
 
   /// A buffer holding `v`: a value that has none (a splat, a broadcast) is
   /// written out the first time one is needed (a call's argument, the rhs
@@ -195,7 +196,7 @@ private:
   Function fn_;
   std::vector<StmtPtr> *block_ = nullptr;
   std::map<ValueId, Slot> buffer_;
-  std::map<ValueId, const ir::Op *> broadcasts_; ///< broadcast_in_dim results, read through their operand
+  std::map<ValueId, const ir::Op *> indexMaps_; ///< index maps read through their operand (Schedule.h)
   std::map<ValueId, const ir::Op *> pointwiseOps_; ///< ... and the operations that compute them
   std::set<ValueId> owned_;
   std::vector<Slot> resultSlots_;

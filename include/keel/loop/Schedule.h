@@ -9,7 +9,9 @@
 //   computedInUser  a pointwise value with one user that reads each of its
 //                   elements once is computed inside that user's loop (no
 //                   buffer): the same element expression, so the same bits;
-//   readThrough     broadcasts are never stored: loads read their operand;
+//   readThrough     broadcasts are never stored, nor (inside a fusion
+//                   region) transposes and slices read once: loads index
+//                   their operand;
 //   splats          values whose elements are all one encoding (a one-value
 //                   constant, or a broadcast, reshape, transpose, slice or
 //                   copy of one) are never stored: loads become the constant;
