@@ -324,8 +324,22 @@ ExprPtr FunctionLowering::load(ValueId v, const std::vector<Ix> &index) {
     return encodingConst(type(v).dtype, it->second);
   if (auto it = indexMaps_.find(v); it != indexMaps_.end())
     return load(it->second->operands[0], mappedIndex(*it->second, index));
-  if (auto it = pointwiseOps_.find(v); it != pointwiseOps_.end())
-    return pointwise(*it->second, index);
+  if (auto it = pointwiseOps_.find(v); it != pointwiseOps_.end()) {
+    if (!s_.sharedInUser.count(v))
+      return pointwise(*it->second, index);
+    // Computed once per element of its user, into a scalar of this loop.
+    std::vector<std::tuple<int64_t, int64_t, int64_t>> at;
+    for (const Ix &x : index)
+      at.emplace_back(x.slot, x.offset, x.scale);
+    auto key = std::make_tuple(v, block_, at);
+    auto found = shared_.find(key);
+    if (found == shared_.end()) {
+      Slot temp = newSlot(computeType(type(v).dtype));
+      assign(temp, pointwise(*it->second, index));
+      found = shared_.emplace(key, temp).first;
+    }
+    return var(found->second);
+  }
   return loadFrom(buffer_.at(v), type(v).dtype, address(type(v), index));
 }
 

@@ -94,7 +94,8 @@ void findIndexMaps(const std::vector<ir::Op> &ops, bool isRegion, FunctionSchedu
 }
 
 /// computedInUser: a pointwise result used once, by an operation that reads
-/// each of its elements once. A region's results are copied out after its
+/// each of its elements once, or used several times by one pointwise
+/// operation (sharedInUser). A region's results are copied out after its
 /// operations, so not those. A chain of such values becomes one nested
 /// element expression; it is cut (the value stored) every kMaxInlineDepth
 /// levels, so that a long chain neither nests expressions without bound nor
@@ -116,9 +117,16 @@ void findComputedInUser(const std::vector<ir::Op> &ops, bool isRegion, FunctionS
     for (ValueId operand : o.operands)
       if (auto it = depth.find(operand); it != depth.end())
         d = std::max(d, it->second + 1);
-    if (u.size() == 1 && readsEachElementOnce(u[0]->kind) && !(isRegion && u[0]->kind == OpKind::Return) &&
+    // Read several times by one pointwise user (x * x): every read is at
+    // the user's own index, so the value is computed once per element into
+    // a scalar there (sharedInUser) and read from it.
+    bool oneUser = !u.empty() && std::all_of(u.begin(), u.end(), [&](const ir::Op *x) { return x == u[0]; });
+    bool shared = oneUser && u.size() > 1 && isPointwise(u[0]->kind);
+    if ((u.size() == 1 || shared) && readsEachElementOnce(u[0]->kind) && !(isRegion && u[0]->kind == OpKind::Return) &&
         d <= kMaxInlineDepth) {
       s.computedInUser.insert(o.results[0]);
+      if (shared)
+        s.sharedInUser.insert(o.results[0]);
       depth[o.results[0]] = d;
     }
   }
@@ -234,7 +242,8 @@ std::string printSchedule(const ir::Module &m, const Schedule &schedule) {
         line(v, "read through its operand (an index map)");
     for (ValueId v : s.computedInUser)
       if (!s.splats.count(v))
-        line(v, "computed in its user's loop");
+        line(v, s.sharedInUser.count(v) ? "computed once per element in its user's loop (read twice there)"
+                                        : "computed in its user's loop");
     for (const auto &[v, i] : s.intoResult)
       line(v, "written into result " + std::to_string(i));
     for (const auto &[v, order] : s.contractions)

@@ -17,6 +17,7 @@
 
 #include <map>
 #include <set>
+#include <tuple>
 #include <vector>
 
 namespace keel::loop::detail {
@@ -198,6 +199,9 @@ private:
   std::map<ValueId, Slot> buffer_;
   std::map<ValueId, const ir::Op *> indexMaps_; ///< index maps read through their operand (Schedule.h)
   std::map<ValueId, const ir::Op *> pointwiseOps_; ///< ... and the operations that compute them
+  /// sharedInUser values computed in a loop body, by value, block and index.
+  std::map<std::tuple<ValueId, std::vector<StmtPtr> *, std::vector<std::tuple<int64_t, int64_t, int64_t>>>, Slot>
+      shared_;
   std::set<ValueId> owned_;
   std::vector<Slot> resultSlots_;
 };

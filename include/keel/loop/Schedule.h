@@ -9,6 +9,8 @@
 //   computedInUser  a pointwise value with one user that reads each of its
 //                   elements once is computed inside that user's loop (no
 //                   buffer): the same element expression, so the same bits;
+//                   read several times by one pointwise user (x * x), it is
+//                   computed once per element into a scalar (sharedInUser);
 //   readThrough     broadcasts are never stored, nor (inside a fusion
 //                   region) transposes and slices read once: loads index
 //                   their operand;
@@ -50,6 +52,7 @@ enum class ContractionOrder : uint8_t {
 
 struct FunctionSchedule {
   std::set<ir::ValueId> computedInUser;
+  std::set<ir::ValueId> sharedInUser; ///< of those, read more than once by their user
   std::set<ir::ValueId> readThrough;
   std::map<ir::ValueId, uint64_t> splats;      ///< value -> its one encoding
   std::map<ir::ValueId, size_t> intoResult;    ///< value -> result index
