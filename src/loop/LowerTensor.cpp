@@ -323,7 +323,8 @@ ExprPtr FunctionLowering::load(ValueId v, const std::vector<Ix> &index) {
   if (auto it = s_.splats.find(v); it != s_.splats.end())
     return encodingConst(type(v).dtype, it->second);
   if (auto it = indexMaps_.find(v); it != indexMaps_.end())
-    return load(it->second->operands[0], mappedIndex(*it->second, index));
+    return it->second->kind == OpKind::Reshape ? reshapedLoad(*it->second, index)
+                                               : load(it->second->operands[0], mappedIndex(*it->second, index));
   if (auto it = pointwiseOps_.find(v); it != pointwiseOps_.end()) {
     if (!s_.sharedInUser.count(v))
       return pointwise(*it->second, index);
@@ -512,7 +513,13 @@ void FunctionLowering::lowerOp(const ir::Op &o) {
     }
     elementwise(o, [&](const std::vector<Ix> &i) { return load(o.operands[0], mappedIndex(o, i)); });
     return;
-  case OpKind::Reshape: reshape(o); return;
+  case OpKind::Reshape:
+    if (s_.readThrough.count(o.results[0])) { // loads compute the operand's index (see load)
+      indexMaps_[o.results[0]] = &o;
+      return;
+    }
+    reshape(o);
+    return;
   case OpKind::Concatenate: concatenate(o); return;
   case OpKind::Reduce: reduce(o); return;
   case OpKind::DotGeneral: dotGeneral(o); return;
@@ -585,25 +592,27 @@ void FunctionLowering::constant(const ir::Op &o) {
 }
 
 void FunctionLowering::reshape(const ir::Op &o) {
+  elementwise(o, [&](const std::vector<Ix> &i) { return reshapedLoad(o, i); });
+}
+
+ExprPtr FunctionLowering::reshapedLoad(const ir::Op &o, const std::vector<Ix> &i) {
   ValueId x = o.operands[0], r = o.results[0];
   const TensorType &in = type(x);
   TensorType rowMajorOut = TensorType::make(type(r).dtype, type(r).shape);
-  elementwise(o, [&](const std::vector<Ix> &i) -> ExprPtr {
-    Slot linear = newSlot(Type::I64);
-    assign(linear, address(rowMajorOut, i));
-    if (in.hasDefaultLayout() && buffer_.count(x)) // stored row-major: position p is element p
-      return loadFrom(buffer_.at(x), in.dtype, var(linear));
-    // Operand index d = (p / rowstride_d) % size_d.
-    std::vector<Ix> j;
-    TensorType rowMajorIn = TensorType::make(in.dtype, in.shape);
-    std::vector<int64_t> rs = strides(rowMajorIn);
-    for (size_t d = 0; d < in.rank(); ++d) {
-      Slot s = newSlot(Type::I64);
-      assign(s, makeBinary(BinaryOp::Rem, makeBinary(BinaryOp::Div, var(linear), i64(rs[d])), i64(in.shape[d])));
-      j.push_back({static_cast<int64_t>(s), 0});
-    }
-    return load(x, j);
-  });
+  Slot linear = newSlot(Type::I64);
+  assign(linear, address(rowMajorOut, i));
+  if (in.hasDefaultLayout() && buffer_.count(x)) // stored row-major: position p is element p
+    return loadFrom(buffer_.at(x), in.dtype, var(linear));
+  // Operand index d = (p / rowstride_d) % size_d.
+  std::vector<Ix> j;
+  TensorType rowMajorIn = TensorType::make(in.dtype, in.shape);
+  std::vector<int64_t> rs = strides(rowMajorIn);
+  for (size_t d = 0; d < in.rank(); ++d) {
+    Slot s = newSlot(Type::I64);
+    assign(s, makeBinary(BinaryOp::Rem, makeBinary(BinaryOp::Div, var(linear), i64(rs[d])), i64(in.shape[d])));
+    j.push_back({static_cast<int64_t>(s), 0});
+  }
+  return load(x, j);
 }
 
 void FunctionLowering::concatenate(const ir::Op &o) {

@@ -71,9 +71,9 @@ void findSplats(const std::vector<ir::Op> &ops, FunctionSchedule &s) {
 }
 
 /// readThrough: every broadcast_in_dim; and inside a fusion region (the
-/// fusion pass chose to compute it in one loop nest), a transpose or slice
-/// whose one reader reads each element once: loads index the operand, no
-/// copy is made. (A contraction reads its operands many times: those stay
+/// fusion pass chose to compute it in one loop nest), a transpose, slice or
+/// reshape whose one reader reads each element once: loads index the
+/// operand, no copy is made. (A contraction reads its operands many times: those stay
 /// copied, contiguous.)
 void findIndexMaps(const std::vector<ir::Op> &ops, bool isRegion, FunctionSchedule &s) {
   std::map<ValueId, std::vector<const ir::Op *>> users;
@@ -83,7 +83,7 @@ void findIndexMaps(const std::vector<ir::Op> &ops, bool isRegion, FunctionSchedu
   for (const ir::Op &o : ops) {
     if (o.kind == OpKind::BroadcastInDim)
       s.readThrough.insert(o.results[0]);
-    if (isRegion && (o.kind == OpKind::Transpose || o.kind == OpKind::Slice)) {
+    if (isRegion && (o.kind == OpKind::Transpose || o.kind == OpKind::Slice || o.kind == OpKind::Reshape)) {
       const std::vector<const ir::Op *> &u = users[o.results[0]];
       if (u.size() == 1 && readsEachElementOnce(u[0]->kind) && u[0]->kind != OpKind::Return)
         s.readThrough.insert(o.results[0]);

@@ -100,6 +100,9 @@ private:
   /// The operand index an index map (broadcast_in_dim, transpose, slice)
   /// reads for result index `i`.
   std::vector<Ix> mappedIndex(const ir::Op &o, const std::vector<Ix> &i) const;
+  /// Element `i` of a reshape's result: the operand's element at the same
+  /// row-major position (index arithmetic emitted into the current loop).
+  ExprPtr reshapedLoad(const ir::Op &o, const std::vector<Ix> &i);
 
   /// A buffer holding `v`: a value that has none (a splat, a broadcast) is
   /// written out the first time one is needed (a call's argument, the rhs

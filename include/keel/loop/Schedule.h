@@ -12,8 +12,8 @@
 //                   read several times by one pointwise user (x * x), it is
 //                   computed once per element into a scalar (sharedInUser);
 //   readThrough     broadcasts are never stored, nor (inside a fusion
-//                   region) transposes and slices read once: loads index
-//                   their operand;
+//                   region) transposes, slices and reshapes read once:
+//                   loads index their operand;
 //   splats          values whose elements are all one encoding (a one-value
 //                   constant, or a broadcast, reshape, transpose, slice or
 //                   copy of one) are never stored: loads become the constant;
