@@ -130,6 +130,33 @@ void findComputedInUser(const std::vector<ir::Op> &ops, bool isRegion, FunctionS
       depth[o.results[0]] = d;
     }
   }
+  // Read by several pointwise operations that are all computed in one
+  // loop (y in `y + tanh(y)`): computed once per element there too. Users
+  // are decided before the values they read, so walk backward.
+  auto sink = [&](const ir::Op *u) {
+    while (u->results.size() == 1 && s.computedInUser.count(u->results[0]))
+      u = users[u->results[0]][0];
+    return u;
+  };
+  for (auto o = ops.rbegin(); o != ops.rend(); ++o) {
+    if (!isPointwise(o->kind) || s.computedInUser.count(o->results[0]))
+      continue;
+    const std::vector<const ir::Op *> &u = users[o->results[0]];
+    if (u.size() < 2 || !std::all_of(u.begin(), u.end(), [](const ir::Op *x) { return isPointwise(x->kind); }))
+      continue;
+    const ir::Op *target = sink(u[0]);
+    bool oneLoop = std::all_of(u.begin(), u.end(), [&](const ir::Op *x) { return sink(x) == target; });
+    size_t d = 1;
+    for (ValueId operand : o->operands)
+      if (auto it = depth.find(operand); it != depth.end())
+        d = std::max(d, it->second + 1);
+    if (oneLoop && readsEachElementOnce(target->kind) && !(isRegion && target->kind == OpKind::Return) &&
+        d <= kMaxInlineDepth) {
+      s.computedInUser.insert(o->results[0]);
+      s.sharedInUser.insert(o->results[0]);
+      depth[o->results[0]] = d;
+    }
+  }
 }
 
 /// intoResult: a value returned once, made by an operation that writes a
