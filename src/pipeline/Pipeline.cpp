@@ -19,6 +19,8 @@
 #include "keel/transforms/TestPasses.h"
 
 #include <algorithm>
+#include <exception>
+#include <stdexcept>
 
 namespace keel::pipeline {
 
@@ -57,6 +59,8 @@ constexpr TensorPass kDefaultPasses[] = {
 constexpr TensorPass kTestPasses[] = {
     {"test-insert-copies", [](Compilation &, ir::Module &m) { return transforms::testInsertCopies(m); }},
     {"test-break-verifier", [](Compilation &, ir::Module &m) { return transforms::testBreakVerifier(m); }},
+    {"test-change-silently", [](Compilation &, ir::Module &m) { return !transforms::testInsertCopies(m); }},
+    {"test-throw", [](Compilation &, ir::Module &) -> bool { throw std::out_of_range("an index out of range"); }},
 };
 /// The steps that produce IR, besides the passes.
 constexpr std::string_view kSteps[] = {"instantiate", "schedule", "lower"};
@@ -72,6 +76,19 @@ bool verifyAfter(Compilation &c, std::string_view step, const ir::Module &m) {
       d.note("`" + std::string(step) + "` produced this IR:\n" + ir::print(*e.function, {true}));
   }
   return problems.empty();
+}
+
+/// Runs `step`'s work; a C++ exception out of it (a missing table entry, an
+/// index out of range: Keel's own bug) becomes an internal compiler error
+/// that names the step, not a crash. False then.
+template <typename F> bool guarded(Compilation &c, std::string_view step, F &&work) {
+  try {
+    work();
+    return true;
+  } catch (const std::exception &e) {
+    c.diags.internalError(Span{}, "`" + std::string(step) + "` failed: " + e.what());
+    return false;
+  }
 }
 
 bool verifyLoops(Compilation &c, std::string_view step, const loop::Module &m) {
@@ -183,7 +200,17 @@ std::optional<ir::Module> readIr(Compilation &c, FileId file) {
 
 bool runPasses(Compilation &c, ir::Module &m, bool fuseByDefault) {
   auto run = [&](const TensorPass &p) {
-    bool changed = c.timed(p.name, [&] { return p.run(c, m); });
+    // A pass that says it changed nothing must have changed nothing (as
+    // XLA checks): its module is compared with a copy of the text before.
+    std::string before = ir::print(m);
+    bool changed = false;
+    if (!guarded(c, p.name, [&] { changed = c.timed(p.name, [&] { return p.run(c, m); }); }))
+      return false;
+    if (!changed && ir::print(m) != before) {
+      c.diags.internalError(Span{}, "the pass `" + std::string(p.name) + "` changed the tensor IR but reported no change")
+          .note("`" + std::string(p.name) + "` produced this IR:\n" + ir::print(m));
+      return false;
+    }
     c.printAfter(p.name, changed, [&] { return ir::print(m); });
     return !changed || c.timed("verify", [&] { return verifyAfter(c, p.name, m); });
   };
@@ -202,12 +229,14 @@ std::optional<loop::Module> lowerForCpu(Compilation &c, const ir::Module &m, loo
   loop::Schedule schedule; // --exit reference: none
   switch (c.options.exit) {
   case Exit::Cpu:
-    schedule = c.timed("schedule", [&] { return loop::cpuSchedule(m); });
+    if (!guarded(c, "schedule", [&] { schedule = c.timed("schedule", [&] { return loop::cpuSchedule(m); }); }))
+      return std::nullopt;
     c.printAfter("schedule", true, [&] { return loop::printSchedule(m, schedule); });
     break;
   case Exit::CpuReference: break;
   }
-  c.timed("lower", [&] { loop::lowerTensorModule(m, schedule, into); });
+  if (!guarded(c, "lower", [&] { c.timed("lower", [&] { loop::lowerTensorModule(m, schedule, into); }); }))
+    return std::nullopt;
   c.printAfter("lower", true, [&] { return loop::print(into); });
   if (!c.timed("verify", [&] { return verifyLoops(c, "lower", into); }))
     return std::nullopt;

@@ -16,6 +16,11 @@ namespace keel::transforms {
 /// that are copies already stay, so a second run changes nothing.
 bool testInsertCopies(ir::Module &m);
 
+/// (In the pipeline, test-change-silently is test-insert-copies reporting the
+/// opposite of what it did, so that the check that an unchanged module is
+/// unchanged must fire; test-throw throws, so that the step's internal
+/// error must.)
+
 /// test-break-verifier: the first function with results returns a value
 /// that nothing defines, so the verifier after this pass must fail.
 bool testBreakVerifier(ir::Module &m);
