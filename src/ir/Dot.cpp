@@ -28,6 +28,10 @@ class DotWriter {
 public:
   explicit DotWriter(const Function &f) : f_(f), names_(valueNames(f)) {}
 
+  /// The edges, written after all the clusters, outside them (they cross
+  /// from one cluster to another).
+  const std::string &edges() const { return edges_; }
+
   std::string run(size_t index) {
     prefix_ = "f" + std::to_string(index) + ".";
     out_ += "  subgraph " + quoted("cluster_" + prefix_) + " {\n    label=" + quoted("@" + f_.name) + ";\n";
@@ -79,10 +83,6 @@ private:
     }
   }
 
-public:
-  std::string edges() const { return edges_; }
-
-private:
   const Function &f_;
   std::unordered_map<ValueId, std::string> names_;
   std::map<ValueId, std::string> source_; ///< the node that made each value

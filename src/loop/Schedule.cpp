@@ -42,6 +42,15 @@ bool readsEachElementOnce(OpKind k) {
   return false;
 }
 
+/// Each value's readers among `ops` (a reader once per operand it is).
+std::map<ValueId, std::vector<const ir::Op *>> readers(const std::vector<ir::Op> &ops) {
+  std::map<ValueId, std::vector<const ir::Op *>> out;
+  for (const ir::Op &o : ops)
+    for (ValueId v : o.operands)
+      out[v].push_back(&o);
+  return out;
+}
+
 /// splats: a one-value constant, and a broadcast, reshape, transpose,
 /// slice, copy or relayout of a splat; a fusion parameter bound to one.
 void findSplats(const std::vector<ir::Op> &ops, FunctionSchedule &s) {
@@ -76,10 +85,7 @@ void findSplats(const std::vector<ir::Op> &ops, FunctionSchedule &s) {
 /// operand, no copy is made. (A contraction reads its operands many times: those stay
 /// copied, contiguous.)
 void findIndexMaps(const std::vector<ir::Op> &ops, bool isRegion, FunctionSchedule &s) {
-  std::map<ValueId, std::vector<const ir::Op *>> users;
-  for (const ir::Op &o : ops)
-    for (ValueId v : o.operands)
-      users[v].push_back(&o);
+  std::map<ValueId, std::vector<const ir::Op *>> users = readers(ops);
   for (const ir::Op &o : ops) {
     if (o.kind == OpKind::BroadcastInDim)
       s.readThrough.insert(o.results[0]);
@@ -102,10 +108,7 @@ void findIndexMaps(const std::vector<ir::Op> &ops, bool isRegion, FunctionSchedu
 /// slows LLVM down.
 void findComputedInUser(const std::vector<ir::Op> &ops, bool isRegion, FunctionSchedule &s) {
   constexpr size_t kMaxInlineDepth = 32;
-  std::map<ValueId, std::vector<const ir::Op *>> users;
-  for (const ir::Op &o : ops)
-    for (ValueId v : o.operands)
-      users[v].push_back(&o);
+  std::map<ValueId, std::vector<const ir::Op *>> users = readers(ops);
   std::map<ValueId, size_t> depth;
   for (const ir::Op &o : ops) {
     if (o.kind == OpKind::Fusion)

@@ -19,13 +19,16 @@
 #include <unistd.h>
 
 extern "C" size_t keel_dtype_size(uint8_t dtype) {
-  switch (dtype) {
+  if (dtype >= KEEL_NUM_DTYPES)
+    return 0; // a code from outside the table (any byte)
+  switch (static_cast<KeelDType>(dtype)) {
   case KEEL_PRED: case KEEL_I4: case KEEL_I8: case KEEL_U8: case KEEL_FP8E4M3FN: case KEEL_FP8E5M2: return 1;
   case KEEL_I16: case KEEL_U16: case KEEL_F16: case KEEL_BF16: return 2;
   case KEEL_I32: case KEEL_U32: case KEEL_F32: case KEEL_TF32: return 4;
   case KEEL_I64: case KEEL_U64: case KEEL_F64: return 8;
-  default: return 0; // a code from outside the table (any byte)
+  case KEEL_NUM_DTYPES: break;
   }
+  return 0;
 }
 
 namespace keel::rt {

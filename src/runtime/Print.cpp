@@ -54,7 +54,9 @@ std::string element(const KeelBuffer &b, int64_t offset) {
   const uint8_t *p = static_cast<const uint8_t *>(b.data) + offset * static_cast<int64_t>(keel_dtype_size(b.dtype));
   uint64_t bits = 0;
   __builtin_memcpy(&bits, p, keel_dtype_size(b.dtype));
-  switch (b.dtype) {
+  if (b.dtype >= KEEL_NUM_DTYPES)
+    return "?"; // a code from outside the table (any byte)
+  switch (static_cast<KeelDType>(b.dtype)) {
   case KEEL_PRED: return bits ? "true" : "false";
   case KEEL_I4: case KEEL_I8: return std::to_string(static_cast<int8_t>(bits));
   case KEEL_I16: return std::to_string(static_cast<int16_t>(bits));
@@ -68,8 +70,9 @@ std::string element(const KeelBuffer &b, int64_t offset) {
   case KEEL_FP8E5M2: return shortest(keel::fp::Format::FP8E5M2, bits);
   case KEEL_F32: return shortest(keel::fp::Format::F32, bits);
   case KEEL_F64: return shortest(keel::fp::Format::F64, bits);
-  default: return "?"; // a code from outside the table (any byte)
+  case KEEL_NUM_DTYPES: break;
   }
+  return "?";
 }
 
 void tensorText(const KeelBuffer &b, std::vector<int64_t> &index, size_t axis, const std::vector<int64_t> &stride,

@@ -152,26 +152,15 @@ Type Checker::unary(const UnaryExpr &u, const Type *expected) {
     return t;
   Scalar s = t.scalar;
   bool value = t.is(Kind::Scalar) || t.is(Kind::Tensor);
-  switch (u.op) {
-  case Tok::Minus:
-    if (value && t.is(Kind::Scalar) && isFp8(s)) {
-      fp8Arithmetic(u.span, "-", s, std::string(src_.slice(u.operand->span)), "");
-      return Type::error();
-    }
-    if (value && s != Scalar::Bool)
-      return t;
-    break;
-  case Tok::Bang:
-    if (value && s == Scalar::Bool)
-      return t;
-    break;
-  case Tok::Tilde:
-    if (value && isInteger(s))
-      return t;
-    break;
-  default:
-    break;
+  // The parser makes `-`, `!` and `~` prefix operators; each is defined on
+  // some element types, every other case is the error below.
+  if (u.op == Tok::Minus && value && t.is(Kind::Scalar) && isFp8(s)) {
+    fp8Arithmetic(u.span, "-", s, std::string(src_.slice(u.operand->span)), "");
+    return Type::error();
   }
+  if ((u.op == Tok::Minus && value && s != Scalar::Bool) || (u.op == Tok::Bang && value && s == Scalar::Bool) ||
+      (u.op == Tok::Tilde && value && isInteger(s)))
+    return t;
   diags_.error(code::E0110, u.span, "`" + std::string(tokenSpelling(u.op)) + "` is not defined for `" +
                                         typeName(t) + "`");
   return Type::error();

@@ -78,21 +78,21 @@ std::optional<Dim> Checker::exprToDim(const Expr &e, bool allowProducts) {
     std::optional<Dim> l = exprToDim(*b->lhs, allowProducts), r = exprToDim(*b->rhs, allowProducts);
     if (!l || !r)
       return std::nullopt;
-    switch (b->op) {
-    case Tok::Plus: out = Dim::add(*l, *r); break;
-    case Tok::Minus: out = Dim::sub(*l, *r); break;
-    case Tok::Star: out = Dim::mul(*l, *r); break;
-    case Tok::Slash:
-    case Tok::Percent: {
+    // + - * / % make dimensions; any other operator leaves `out` empty,
+    // which checkedDim reports.
+    if (b->op == Tok::Plus)
+      out = Dim::add(*l, *r);
+    else if (b->op == Tok::Minus)
+      out = Dim::sub(*l, *r);
+    else if (b->op == Tok::Star)
+      out = Dim::mul(*l, *r);
+    else if (b->op == Tok::Slash || b->op == Tok::Percent) {
       std::optional<int64_t> q = r->asConstant();
       if (!q || *q < 1) {
         diags_.error(code::E0212, b->rhs->span, "a dimension can only be divided by a positive constant");
         return std::nullopt;
       }
       out = b->op == Tok::Slash ? Dim::div(*l, *q) : Dim::mod(*l, *q);
-      break;
-    }
-    default: break;
     }
     return checkedDim(out, e.span, allowProducts);
   }

@@ -164,13 +164,13 @@ public:
               continue; // already in (a value read twice)
             // Legality first; the cost model sees only legal edges.
             FusionDecision legal = canFuse(g, producer, consumer, region);
+            // (A legal producer is in no other region: all its readers are
+            // in this one.)
             FusionDecision decision = legal.fuses ? costDeclines(cost_, producer, consumer, region.size()) : legal;
-            size_t p = index.at(&producer);
-            if (decision.fuses && taken[p])
-              decision = FusionDecision::no("the producer is in another region already");
             record(names, producer, consumer, decision);
             if (!decision.fuses)
               continue;
+            size_t p = index.at(&producer);
             region.insert(&producer);
             members.push_back(p);
             taken[p] = true;
