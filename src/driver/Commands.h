@@ -42,8 +42,18 @@ struct TensorRunOptions {
   std::vector<std::pair<std::string, std::string>> args; ///< NAME, then a .npy path or random:SEED
   std::map<std::string, int64_t> bindings;
   int repeat = 0; ///< --repeat N: time N runs (compilation excluded)
+  std::string command = "run"; ///< for messages: `keel run: error: ...`
+  bool argumentsRequired = true; ///< every parameter needs an --arg
 };
 int runTensorEntry(const TensorRunOptions &options);
+
+/// `keel emit --linalg FILE --entry F [--bind ...] [--keel-math]
+/// [--main --arg NAME=SPEC...]`: the MLIR linalg exit (exits/Linalg.h).
+struct LinalgEmitOptions {
+  bool main = false;     ///< a @main that runs the entry on --arg's values and prints the results' bits
+  bool keelMath = false; ///< transcendentals call libkeel_math.so
+};
+int emitLinalgEntry(const TensorRunOptions &options, const LinalgEmitOptions &linalg);
 
 /// `keel fp ...`: the numerics library at the command line.
 /// Messages go to `errors` (stderr; the fuzz target passes a sink).

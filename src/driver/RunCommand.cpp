@@ -4,6 +4,9 @@
 //   keel test FILE           runs each test block in a child process and
 //                            reports each by name, then "N passed, M failed"
 //   keel emit --llvm FILE    the LLVM IR (--llvm-opt: after -O2); --loop: the loop IR
+//   keel emit --linalg FILE --entry F [--bind N=4] [--keel-math]
+//             [--main --arg NAME=FILE.npy|NAME=random:SEED...]
+//                            the MLIR linalg exit of a tensor function (RunTensor.cpp)
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -58,7 +61,8 @@ std::unique_ptr<Compiled> compileFile(const std::string &command, const std::str
 struct Parsed {
   OutputOptions output;
   std::string path, emit;
-  TensorRunOptions tensor; ///< keel run --entry
+  TensorRunOptions tensor; ///< keel run --entry, keel emit --linalg
+  LinalgEmitOptions linalg; ///< keel emit --linalg --main / --keel-math
   std::optional<int64_t> maxMemory; ///< keel run --max-memory
 };
 
@@ -97,12 +101,17 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
       return std::nullopt;
     }
     bool run = command == "run";
-    if (emit && (a == "--llvm" || a == "--loop" || a == "--llvm-opt"))
+    if (emit && (a == "--llvm" || a == "--loop" || a == "--llvm-opt" || a == "--linalg"))
       p.emit = std::string(a.substr(2));
-    else if (run && (a == "--entry" || a == "--arg" || a == "--out" || a == "--bind" || a == "--repeat" ||
-                     a == "--max-memory")) {
+    else if (emit && a == "--main")
+      p.linalg.main = true;
+    else if (emit && a == "--keel-math")
+      p.linalg.keelMath = true;
+    else if ((run && (a == "--entry" || a == "--arg" || a == "--out" || a == "--bind" || a == "--repeat" ||
+                      a == "--max-memory")) ||
+             (emit && (a == "--entry" || a == "--arg" || a == "--bind"))) {
       if (i + 1 == args.size() || args[i + 1].empty()) {
-        std::fprintf(stderr, "keel run: error: %.*s needs a value\n", static_cast<int>(a.size()), a.data());
+        std::fprintf(stderr, "keel %s: error: %.*s needs a value\n", command.c_str(), static_cast<int>(a.size()), a.data());
         return std::nullopt;
       }
       std::string value(args[++i]);
@@ -128,20 +137,20 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
       else if (a == "--arg") {
         size_t eq = value.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == value.size()) {
-          std::fprintf(stderr, "keel run: error: --arg takes NAME=FILE.npy or NAME=random:SEED, not '%s'\n",
-                       value.c_str());
+          std::fprintf(stderr, "keel %s: error: --arg takes NAME=FILE.npy or NAME=random:SEED, not '%s'\n",
+                       command.c_str(), value.c_str());
           return std::nullopt;
         }
         p.tensor.args.emplace_back(value.substr(0, eq), value.substr(eq + 1));
       } else {
         auto bindings = instantiate::parseBindings(value, error);
         if (!bindings) {
-          std::fprintf(stderr, "keel run: error: --bind %s\n", error.c_str());
+          std::fprintf(stderr, "keel %s: error: --bind %s\n", command.c_str(), error.c_str());
           return std::nullopt;
         }
         for (const auto &[name, size] : *bindings)
           if (!p.tensor.bindings.emplace(name, size).second) {
-            std::fprintf(stderr, "keel run: error: --bind: '%s' is bound twice\n", name.c_str());
+            std::fprintf(stderr, "keel %s: error: --bind: '%s' is bound twice\n", command.c_str(), name.c_str());
             return std::nullopt;
           }
       }
@@ -159,12 +168,29 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
   bool tensorOptions =
       !p.tensor.args.empty() || !p.tensor.outDir.empty() || !p.tensor.bindings.empty() || p.tensor.repeat;
   if (tensorOptions && p.tensor.entry.empty()) {
-    std::fprintf(stderr, "keel run: error: --arg, --bind, --out and --repeat go with --entry F\n");
+    std::fprintf(stderr, "keel %s: error: --arg, --bind, --out and --repeat go with --entry F\n", command.c_str());
+    return std::nullopt;
+  }
+  if (emit && p.emit != "linalg" && (!p.tensor.entry.empty() || p.linalg.main || p.linalg.keelMath)) {
+    std::fprintf(stderr, "keel emit: error: --entry, --main and --keel-math go with --linalg\n");
+    return std::nullopt;
+  }
+  if (emit && p.emit == "linalg" && p.tensor.entry.empty()) {
+    std::fprintf(stderr, "keel emit: error: --linalg emits one tensor function and its callees: name it with --entry F\n");
+    return std::nullopt;
+  }
+  if (emit && !p.tensor.args.empty() && !p.linalg.main) {
+    std::fprintf(stderr, "keel emit: error: --arg gives the values @main runs on: add --main\n");
     return std::nullopt;
   }
   if (p.path.empty() || (emit && p.emit.empty())) {
-    std::fprintf(stderr, "usage: keel %s%s FILE%s\n", command.c_str(), emit ? " --llvm|--llvm-opt|--loop" : "",
-                 command == "run" ? " [--max-memory SIZE] [--entry F --arg NAME=FILE.npy|NAME=random:SEED... [--bind N=4] [--out DIR] [--repeat N]]" : "");
+    if (emit)
+      std::fprintf(stderr, "usage: keel emit --llvm|--llvm-opt|--loop FILE\n"
+                           "       keel emit --linalg FILE --entry F [--bind N=4] [--keel-math] "
+                           "[--main --arg NAME=FILE.npy|NAME=random:SEED...]\n");
+    else
+      std::fprintf(stderr, "usage: keel %s FILE%s\n", command.c_str(),
+                   command == "run" ? " [--max-memory SIZE] [--entry F --arg NAME=FILE.npy|NAME=random:SEED... [--bind N=4] [--out DIR] [--repeat N]]" : "");
     return std::nullopt;
   }
   return p;
@@ -243,6 +269,13 @@ int runEmit(const std::vector<std::string_view> &args) {
   std::optional<Parsed> p = parseArgs("emit", args, true);
   if (!p)
     return 2;
+  if (p->emit == "linalg") {
+    p->tensor.path = p->path;
+    p->tensor.output = p->output;
+    p->tensor.command = "emit";
+    p->tensor.argumentsRequired = p->linalg.main;
+    return emitLinalgEntry(p->tensor, p->linalg);
+  }
   std::unique_ptr<Compiled> compiled = compileFile("emit", p->path, p->output, false);
   if (!compiled)
     return 1;

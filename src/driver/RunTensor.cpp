@@ -16,6 +16,7 @@
 #include "Output.h"
 
 #include "keel/codegen/Codegen.h"
+#include "keel/exits/Linalg.h"
 #include "keel/instantiate/Builder.h"
 #include "keel/ir/Text.h"
 #include "keel/loop/LowerTensor.h"
@@ -33,8 +34,8 @@ namespace keel::driver {
 
 namespace {
 
-int fail(const std::string &message) {
-  std::fprintf(stderr, "keel run: error: %s\n", message.c_str());
+int fail(const TensorRunOptions &o, const std::string &message) {
+  std::fprintf(stderr, "keel %s: error: %s\n", o.command.c_str(), message.c_str());
   return 1;
 }
 
@@ -101,19 +102,19 @@ bool checkNames(const TensorRunOptions &o, const std::vector<std::string> &names
       std::string list;
       for (const std::string &n : names)
         list += (list.empty() ? "" : ", ") + n;
-      fail("`" + o.entry + "` has no parameter `" + name + "` (its parameters: " + (list.empty() ? "none" : list) + ")");
+      fail(o, "`" + o.entry + "` has no parameter `" + name + "` (its parameters: " + (list.empty() ? "none" : list) + ")");
       return false;
     }
     size_t i = static_cast<size_t>(it - names.begin());
     if (given[i]) {
-      fail("--arg " + name + " is given twice");
+      fail(o, "--arg " + name + " is given twice");
       return false;
     }
     given[i] = true;
   }
   for (size_t i = 0; i < given.size(); ++i)
     if (!given[i]) {
-      fail("no --arg for parameter `" + names[i] + "` of `" + o.entry + "`: give NAME=FILE.npy or NAME=random:SEED");
+      fail(o, "no --arg for parameter `" + names[i] + "` of `" + o.entry + "`: give NAME=FILE.npy or NAME=random:SEED");
       return false;
     }
   return true;
@@ -128,7 +129,7 @@ std::optional<ir::Module> moduleFor(pipeline::Compilation &c, FileId file, const
                                     std::vector<Argument> &args, std::vector<std::string> &names) {
   if (o.path.size() > 4 && o.path.compare(o.path.size() - 4, 4, ".kir") == 0) {
     if (!o.bindings.empty()) {
-      fail("--bind sizes the shape variables of .sfn source; the shapes in tensor IR (" + o.path + ") are static");
+      fail(o, "--bind sizes the shape variables of .sfn source; the shapes in tensor IR (" + o.path + ") are static");
       return std::nullopt;
     }
     std::optional<ir::Module> m = pipeline::readIr(c, file);
@@ -136,12 +137,12 @@ std::optional<ir::Module> moduleFor(pipeline::Compilation &c, FileId file, const
       return std::nullopt;
     const ir::Function *f = m->find(o.entry);
     if (!f) {
-      fail(o.path + " has no function `" + o.entry + "`");
+      fail(o, o.path + " has no function `" + o.entry + "`");
       return std::nullopt;
     }
     for (size_t i = 0; i < f->params.size(); ++i)
       names.push_back(std::to_string(i));
-    if (!checkNames(o, names) || !pipeline::runPasses(c, *m, true))
+    if ((o.argumentsRequired && !checkNames(o, names)) || !pipeline::runPasses(c, *m, true))
       return std::nullopt;
     return m;
   }
@@ -150,12 +151,12 @@ std::optional<ir::Module> moduleFor(pipeline::Compilation &c, FileId file, const
     return std::nullopt;
   auto sig = source.checked.functions.find(o.entry);
   if (sig == source.checked.functions.end()) {
-    fail(o.path + " has no function `" + o.entry + "`");
+    fail(o, o.path + " has no function `" + o.entry + "`");
     return std::nullopt;
   }
   for (const syntax::Param &p : sig->second.decl->params)
     names.push_back(p.name);
-  if (!checkNames(o, names))
+  if (o.argumentsRequired && !checkNames(o, names))
     return std::nullopt;
   // The arguments' shapes bind the shape variables; --bind adds the rest.
   std::vector<std::optional<std::vector<int64_t>>> shapes;
@@ -169,7 +170,7 @@ std::optional<ir::Module> moduleFor(pipeline::Compilation &c, FileId file, const
   std::map<std::string, int64_t> bindings = o.bindings;
   std::string error;
   if (!instantiate::bindFromShapes(source.checked, o.entry, shapes, bindings, error)) {
-    fail("the arguments do not fit `" + o.entry + "`: " + error);
+    fail(o, "the arguments do not fit `" + o.entry + "`: " + error);
     return std::nullopt;
   }
   std::optional<ir::Module> m = pipeline::instantiateEntry(c, source, {o.entry, bindings});
@@ -178,19 +179,76 @@ std::optional<ir::Module> moduleFor(pipeline::Compilation &c, FileId file, const
   return m;
 }
 
+/// The entry's arguments as tensors of its parameter types: random ones
+/// made, files checked. `physical`: in the parameter's layout (a .npy
+/// file gives row-major or column-major only); else row-major, the logical
+/// order. nullopt after saying what is wrong.
+std::optional<std::vector<rt::Tensor>> inputsFor(const TensorRunOptions &o, const ir::Function &f, std::vector<Argument> &args,
+                                                 const std::vector<std::string> &names, bool physical) {
+  std::vector<rt::Tensor> inputs(f.params.size());
+  for (Argument &a : args) {
+    size_t i = static_cast<size_t>(std::find(names.begin(), names.end(), a.name) - names.begin());
+    const ir::TensorType &want = f.valueTypes[f.params[i]];
+    if (a.seed) {
+      inputs[i] = randomTensor(want, *a.seed);
+      continue;
+    }
+    rt::Tensor &t = *a.tensor;
+    if (static_cast<ir::DType>(t.dtype) != want.dtype || t.shape != want.shape) {
+      fail(o, "--arg " + a.name + ": `" + o.entry + "` takes " + ir::typeText(ir::TensorType::make(want.dtype, want.shape)) +
+                  " but " + a.spec + " holds " + std::string(rt::dtypeName(t.dtype)) + shapeText(t.shape));
+      return std::nullopt;
+    }
+    if (!physical) {
+      inputs[i] = t.toRowMajor();
+      continue;
+    }
+    inputs[i] = t.minorToMajor == want.minorToMajor ? std::move(t) : t.toRowMajor();
+    if (inputs[i].minorToMajor != want.minorToMajor) {
+      fail(o, "--arg " + a.name + ": `" + o.entry + "` takes the layout " + ir::typeText(want) +
+                  ", which a .npy file cannot give");
+      return std::nullopt;
+    }
+  }
+  return inputs;
+}
+
+/// A row-major tensor's elements as encodings (i4: its 4 bits).
+std::vector<uint64_t> encodingsOf(const rt::Tensor &t) {
+  size_t width = keel_dtype_size(t.dtype);
+  std::vector<uint64_t> out;
+  for (size_t at = 0; at + width <= t.data.size(); at += width) {
+    uint64_t v = 0;
+    for (size_t b = 0; b < width; ++b)
+      v |= uint64_t{t.data[at + b]} << (8 * b);
+    out.push_back(t.dtype == KEEL_I4 ? v & 0xF : v);
+  }
+  return out;
+}
+
+int tensorEntry(const TensorRunOptions &o, const LinalgEmitOptions *linalg);
+
 } // namespace
 
-int runTensorEntry(const TensorRunOptions &o) {
+int runTensorEntry(const TensorRunOptions &o) { return tensorEntry(o, nullptr); }
+
+int emitLinalgEntry(const TensorRunOptions &o, const LinalgEmitOptions &linalg) { return tensorEntry(o, &linalg); }
+
+namespace {
+
+/// `keel run --entry` (linalg null) or `keel emit --linalg`: the two share
+/// the arguments, the instantiation and the passes.
+int tensorEntry(const TensorRunOptions &o, const LinalgEmitOptions *linalg) {
   std::vector<Argument> args;
   for (const auto &[name, spec] : o.args) {
     Argument a{name, spec, randomSeed(spec), std::nullopt};
     if (!a.seed) {
       if (spec.rfind("random", 0) == 0)
-        return fail("--arg " + name + "=" + spec + ": a random argument is random:SEED, with SEED a non-negative integer");
+        return fail(o, "--arg " + name + "=" + spec + ": a random argument is random:SEED, with SEED a non-negative integer");
       std::string error;
       a.tensor = rt::readNpy(spec, error, static_cast<uint64_t>(keel_rt_memory_limit()));
       if (!a.tensor)
-        return fail("--arg " + name + ": " + error);
+        return fail(o, "--arg " + name + ": " + error);
     }
     args.push_back(std::move(a));
   }
@@ -222,14 +280,31 @@ int runTensorEntry(const TensorRunOptions &o) {
   if (!module || diags.errorCount() > 0)
     return 1;
   const ir::Function *f = module->find(o.entry);
+  if (linalg) {
+    exits::LinalgOptions options{o.entry, linalg->keelMath, std::nullopt, o.path};
+    if (linalg->main) {
+      std::optional<std::vector<rt::Tensor>> inputs = inputsFor(o, *f, args, names, false);
+      if (!inputs)
+        return 1;
+      options.mainArguments.emplace();
+      for (const rt::Tensor &t : *inputs)
+        options.mainArguments->push_back(encodingsOf(t));
+    }
+    std::optional<std::string> text = pipeline::emitLinalg(c, *module, options);
+    reporter.finish();
+    if (!text)
+      return 1;
+    std::fputs(text->c_str(), stdout);
+    return 0;
+  }
 
   for (ir::ValueId v : f->params)
     if (f->valueTypes[v].rank() > KEEL_MAX_RANK)
-      return fail("`" + o.entry + "` takes " + ir::typeText(f->valueTypes[v]) + ": tensors cross into compiled code " +
+      return fail(o, "`" + o.entry + "` takes " + ir::typeText(f->valueTypes[v]) + ": tensors cross into compiled code " +
                   "with at most " + std::to_string(KEEL_MAX_RANK) + " dimensions");
   for (const ir::TensorType &t : f->resultTypes)
     if (t.rank() > KEEL_MAX_RANK)
-      return fail("`" + o.entry + "` returns " + ir::typeText(t) + ": tensors cross out of compiled code with at " +
+      return fail(o, "`" + o.entry + "` returns " + ir::typeText(t) + ": tensors cross out of compiled code with at " +
                   "most " + std::to_string(KEEL_MAX_RANK) + " dimensions");
   // Every tensor the host holds, against the memory limit, before any is made.
   uint64_t limit = static_cast<uint64_t>(keel_rt_memory_limit()), hostBytes = 0;
@@ -245,29 +320,16 @@ int runTensorEntry(const TensorRunOptions &o) {
       std::string need = bytesText(bytes);
       if (hostBytes)
         need += ", after " + bytesText(hostBytes) + " for the tensors before it";
-      return fail(what + " of `" + o.entry + "`" + where + " is " + ir::typeText(t) + ": it needs " + need +
+      return fail(o, what + " of `" + o.entry + "`" + where + " is " + ir::typeText(t) + ": it needs " + need +
                   ", over the memory limit of " + bytesText(limit) + " (keel run --max-memory)");
     }
     hostBytes += bytes;
   }
   keel_rt_set_memory_limit(static_cast<int64_t>(limit - hostBytes)); // what compiled code may hold
-  std::vector<rt::Tensor> inputs(f->params.size());
-  for (Argument &a : args) {
-    size_t i = static_cast<size_t>(std::find(names.begin(), names.end(), a.name) - names.begin());
-    const ir::TensorType &want = f->valueTypes[f->params[i]];
-    if (a.seed) {
-      inputs[i] = randomTensor(want, *a.seed);
-      continue;
-    }
-    rt::Tensor &t = *a.tensor;
-    if (static_cast<ir::DType>(t.dtype) != want.dtype || t.shape != want.shape)
-      return fail("--arg " + a.name + ": `" + o.entry + "` takes " + ir::typeText(ir::TensorType::make(want.dtype, want.shape)) +
-                  " but " + a.spec + " holds " + std::string(rt::dtypeName(t.dtype)) + shapeText(t.shape));
-    inputs[i] = t.minorToMajor == want.minorToMajor ? std::move(t) : t.toRowMajor();
-    if (inputs[i].minorToMajor != want.minorToMajor)
-      return fail("--arg " + a.name + ": `" + o.entry + "` takes the layout " + ir::typeText(want) +
-                  ", which a .npy file cannot give");
-  }
+  std::optional<std::vector<rt::Tensor>> given = inputsFor(o, *f, args, names, true);
+  if (!given)
+    return 1;
+  std::vector<rt::Tensor> &inputs = *given;
 
   std::optional<loop::Module> lowered = pipeline::lowerForCpu(c, *module);
   if (!lowered)
@@ -280,7 +342,7 @@ int runTensorEntry(const TensorRunOptions &o) {
   void *entry = program->address(loop::entryName(o.entry), error);
   if (!entry)
     {
-    fail("internal compiler error: " + error);
+    fail(o, "internal compiler error: " + error);
     return 70;
   }
 
@@ -326,7 +388,7 @@ int runTensorEntry(const TensorRunOptions &o) {
   std::error_code ec;
   std::filesystem::create_directories(o.outDir, ec);
   if (ec)
-    return fail("--out " + o.outDir + ": " + ec.message());
+    return fail(o, "--out " + o.outDir + ": " + ec.message());
   std::vector<std::string> paths;
   std::vector<const rt::Tensor *> results;
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -334,10 +396,12 @@ int runTensorEntry(const TensorRunOptions &o) {
     results.push_back(&outputs[i]);
   }
   if (!rt::writeNpyFiles(paths, results, error))
-    return fail(error + "; no result was written");
+    return fail(o, error + "; no result was written");
   for (size_t i = 0; i < outputs.size(); ++i)
     std::printf("%s: %s\n", paths[i].c_str(), ir::typeText(f->resultTypes[i]).c_str());
   return 0;
 }
+
+} // namespace
 
 } // namespace keel::driver

@@ -34,6 +34,31 @@ constexpr OpInfo kOps[] = {
 
 std::string_view dtypeName(DType t) { return t == DType::Bool ? "pred" : elementName(t); }
 
+std::optional<fp::Format> formatOf(DType t) {
+  switch (t) {
+  case DType::F16: return fp::Format::F16;
+  case DType::BF16: return fp::Format::BF16;
+  case DType::TF32: return fp::Format::TF32;
+  case DType::FP8E4M3FN: return fp::Format::FP8E4M3FN;
+  case DType::FP8E5M2: return fp::Format::FP8E5M2;
+  case DType::F32: return fp::Format::F32;
+  case DType::F64: return fp::Format::F64;
+  case DType::Bool: case DType::I4: case DType::I8: case DType::I16: case DType::I32: case DType::I64:
+  case DType::U8: case DType::U16: case DType::U32: case DType::U64:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string locationText(const Location &l) {
+  if (!l.known())
+    return "";
+  std::string file;
+  for (char c : l.file)
+    file += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return "loc(\"" + file + "\":" + std::to_string(l.line) + ":" + std::to_string(l.column) + ")";
+}
+
 std::optional<DType> parseDType(std::string_view name) {
   if (name == "pred")
     return DType::Bool;

@@ -45,10 +45,7 @@ private:
   std::string location(const Location &l) const {
     if (!options_.locations || !l.known())
       return "";
-    std::string file;
-    for (char c : l.file)
-      file += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-    return " loc(\"" + file + "\":" + std::to_string(l.line) + ":" + std::to_string(l.column) + ")";
+    return " " + locationText(l);
   }
   static std::string list(const std::vector<int64_t> &v) {
     std::string s = "[";

@@ -298,7 +298,7 @@ double siluF64(double x) {
     return x + x;
   if (x >= 0)
     return x / (1.0 + expF64(-x));
-  if (x == -kInf)
+  if (x == -kInf || x < -800.0) // x + log(-x) < -793: below half the smallest subnormal
     return -0.0;
   if (x < -38.0) { // 1 + exp(x) rounds to 1: silu(x) = -exp(x + log(-x))
     DD l = logDD(-x);
@@ -371,12 +371,19 @@ double geluF64(double x) {
     return -0.0;
   if (x > 40.0 || x == 0)
     return x; // Phi(x) = 1 - (< 2^-1100); gelu(-0) = -0
+  if (absolute(x) < 0x1p-1000) {
+    // gelu(x) = x/2 + x^2/sqrt(2 pi) + ...: the second term is far below
+    // half an ulp of x/2, but decides a tie (halving a subnormal with its
+    // last bit set): the exact value is above it, so the tie goes up.
+    double h = x * 0.5;
+    return h * 2 == x ? h : __builtin_copysign((x + 0x1p-1074) * 0.5, x);
+  }
   DD t = mul(DD{kInvSqrt2Hi, kInvSqrt2Lo}, x); // x / sqrt(2)
   if (absolute(x) < 4.25) {
     // Phi(x) = (1 + erf(t)) / 2.
     DD phi = add(DD{1.0, 0}, erfSeries(t));
     DD g = mul(phi, x * 0.5);
-    return g.hi + g.lo;
+    return g.lo == 0 ? g.hi : g.hi + g.lo; // -0 + 0 would lose the sign of an underflowed result
   }
   // |t| >= 3: erfc by the continued fraction; t^2 = x^2 / 2 exactly.
   DD x2 = twoProd(x, x);
@@ -476,6 +483,11 @@ double powF64(double x, double y) {
     negate = odd;
   }
   DD l = logDD(ax);
+  double estimate = l.hi * y; // may overflow, where the double-double product below is NaN
+  if (estimate > 1e4 || estimate < -1e4) {
+    double r = estimate > 0 ? kInf : 0.0;
+    return negate ? -r : r;
+  }
   DD p = mul(l, y);
   double r;
   if (p.hi > 709.79)

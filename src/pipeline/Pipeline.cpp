@@ -243,6 +243,17 @@ std::optional<loop::Module> lowerForCpu(Compilation &c, const ir::Module &m, loo
   return into;
 }
 
+std::optional<std::string> emitLinalg(Compilation &c, const ir::Module &m, const exits::LinalgOptions &options) {
+  exits::LinalgOutput out;
+  if (!guarded(c, "linalg", [&] { out = c.timed("linalg", [&] { return exits::emitLinalg(m, options); }); }))
+    return std::nullopt;
+  for (const exits::Refusal &r : out.refusals)
+    c.diags.error("E0915", c.sources.spanAt(r.loc.file, r.loc.line, r.loc.column), r.message);
+  if (!out.refusals.empty())
+    return std::nullopt;
+  return out.text;
+}
+
 std::optional<loop::Module> compileProgram(Compilation &c, FileId file) {
   Checked source = frontEnd(c, file);
   if (!source.ok)

@@ -76,6 +76,17 @@ LineColumn SourceManager::lineColumn(FileId f, uint32_t offset) const {
   return {line, offset - starts[line - 1] + 1};
 }
 
+Span SourceManager::spanAt(std::string_view name, uint32_t line, uint32_t column) const {
+  for (FileId f = 0; f < files_.size(); ++f) {
+    if (files_[f].name != name || line == 0 || line > lineCount(f) || column == 0)
+      continue;
+    uint32_t offset = files_[f].lineStarts[line - 1] + column - 1;
+    if (offset < files_[f].text.size())
+      return {f, offset, offset + 1};
+  }
+  return {};
+}
+
 std::string_view SourceManager::lineText(FileId f, uint32_t line) const {
   const File &file = files_[f];
   uint32_t begin = file.lineStarts[line - 1];

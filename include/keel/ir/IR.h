@@ -16,6 +16,7 @@
 #ifndef KEEL_IR_IR_H
 #define KEEL_IR_IR_H
 
+#include "keel/numerics/Format.h"
 #include "keel/support/ElementType.h"
 #include "keel/support/Source.h"
 
@@ -44,6 +45,9 @@ inline bool isSignedType(DType t) { return isSignedElement(t); }
 /// Bits of one element's encoding (pred and i4 are stored one per byte in
 /// the reference, but encode 1 and 4 bits).
 inline int encodingBits(DType t) { return elementBits(t); }
+/// The numerics library's format of a float dtype; nullopt for pred and
+/// the integers.
+std::optional<fp::Format> formatOf(DType t);
 
 //===-- Types ------------------------------------------------------------===//
 
@@ -122,6 +126,9 @@ struct Location {
   bool known() const { return line != 0; }
   bool operator==(const Location &o) const = default;
 };
+/// `loc("f.sfn":3:12)`, the spelling of the IR text and of MLIR; empty for
+/// an unknown location.
+std::string locationText(const Location &l);
 
 struct Region;
 

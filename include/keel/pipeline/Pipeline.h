@@ -12,7 +12,8 @@
 //   tensor IR       runPasses:     each pass, then the verifier
 //   one exit        lowerForCpu:   [schedule] -> lower -> verify loop IR
 //                                  (--exit reference: no schedule)
-//                   (the StableHLO and MLIR linalg exits go here)
+//                   emitLinalg:    the MLIR linalg exit (text; E0915 for
+//                                  what it cannot express)
 //   loop IR         jit:           LLVM IR, LLVM's -O2, machine code (ORC JIT)
 //
 // A Compilation carries the options and the instrumentation, as LLVM's pass
@@ -27,6 +28,7 @@
 #define KEEL_PIPELINE_PIPELINE_H
 
 #include "keel/codegen/Codegen.h"
+#include "keel/exits/Linalg.h"
 #include "keel/instantiate/Builder.h"
 #include "keel/ir/IR.h"
 #include "keel/loop/LoopIR.h"
@@ -146,6 +148,10 @@ bool runPasses(Compilation &c, ir::Module &m, bool fuseByDefault);
 /// The CPU exit: the chosen schedule (none for --exit reference), the
 /// lowering of every function of `m` into `into`, the loop IR verifier.
 std::optional<loop::Module> lowerForCpu(Compilation &c, const ir::Module &m, loop::Module into = {});
+
+/// The MLIR linalg exit: the module's text, or nullopt after reporting
+/// what it cannot express (E0915, at the operation's source location).
+std::optional<std::string> emitLinalg(Compilation &c, const ir::Module &m, const exits::LinalgOptions &options);
 
 /// A whole program (scalar functions, tests and their tensor expressions):
 /// frontEnd, instantiate, runPasses (fusion on by default), lowerForCpu.

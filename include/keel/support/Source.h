@@ -64,6 +64,9 @@ public:
   uint32_t lineCount(FileId f) const {
     return static_cast<uint32_t>(files_[f].lineStarts.size());
   }
+  /// The one-character span at 1-based `line`:`column` of the file loaded
+  /// under `name` (a location recorded in IR); invalid when there is none.
+  Span spanAt(std::string_view name, uint32_t line, uint32_t column) const;
 
 private:
   struct File {

@@ -1,0 +1,223 @@
+"""Every tensor IR operation on every dtype it admits, through the MLIR
+linalg exit (mlir-opt, mlir-runner) and through `keel run`, compared bit for
+bit (NaNs as NaNs) by linalg_check.py.
+
+The inputs are written here as .npy files: for each float format its
+special encodings (zeros, the smallest and largest subnormals, the smallest
+normal, one, the largest finite, infinities, NaN; every encoding of the two
+fp8 formats) and random encodings of every exponent; for each integer type
+MIN, MAX, 0, +-1, MIN / -1 and division by zero, and random values. The
+programs are tensor IR text generated here, one module per group, each
+returning every result.
+
+With `math` dialect transcendentals (the default) exp, log, tanh, sigmoid,
+silu, gelu, rsqrt and pow are the host library's: they are allowed ULPS
+units in the last place (NaN, infinity and sign must agree); with
+--keel-math every result is exact.
+
+usage: linalg_ops.py KEEL WORKDIR [--keel-math] [--groups elementwise,compare,convert,structure]"""
+import os
+import random
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import linalg_check  # noqa: E402
+
+ULPS = 4
+FLOATS = ["f16", "bf16", "tf32", "fp8e4m3fn", "fp8e5m2", "f32", "f64"]
+SIGNED = ["i4", "i8", "i16", "i32", "i64"]
+UNSIGNED = ["u8", "u16", "u32", "u64"]
+DTYPES = ["pred"] + SIGNED + UNSIGNED + FLOATS
+BITS = {"pred": 1, "i4": 4, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
+TRANSCENDENTAL = {"exp", "log", "tanh", "sigmoid", "silu", "gelu", "rsqrt", "pow"}
+
+rng = random.Random(20261130)
+
+
+def float_encodings(name):
+    """Special and random encodings of a float format, in its storage."""
+    if name.startswith("fp8"):
+        return list(range(256))
+    e, m, storage, _ = linalg_check.FORMATS[name]
+    shift = 0
+    if name == "tf32":
+        m, storage, shift = 10, 19, 13  # its 19 bits, in the top of an f32 carrier
+    sign = 1 << (storage - 1)
+    bias = (1 << (e - 1)) - 1
+    inf = ((1 << e) - 1) << m
+    specials = [0, 1, (1 << m) - 1, 1 << m, bias << m, (bias << m) | 1, inf - 1, inf, inf | (1 << (m - 1)), inf | 1]
+    values = specials + [s | sign for s in specials]
+    values += [rng.getrandbits(storage) for _ in range(48)]
+    # Values of ordinary size too: random fractions near 1 and 100.
+    for exponent in (bias - 3, bias, bias + 1, bias + 6):
+        values += [(exponent << m) | rng.getrandbits(m) | (sign if rng.random() < 0.5 else 0) for _ in range(6)]
+    return [v << shift for v in values]
+
+
+def integer_values(name):
+    bits = BITS[name]
+    if name == "pred":
+        return [0, 1, 1, 0, 1, 1, 0, 0]
+    if name == "i4":
+        return list(range(-8, 8))
+    if name.startswith("i"):
+        lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        return [lo, lo, hi, 0, 1, -1, 7, -7, 100 % (hi + 1)] + [rng.randint(lo, hi) for _ in range(39)]
+    hi = (1 << bits) - 1
+    return [0, hi, 1, 7, 255 % (hi + 1)] + [rng.randint(0, hi) for _ in range(43)]
+
+
+def divisors(name, a):
+    """b for a: a rotation of a, with MIN / -1 and x / 0 among the pairs."""
+    b = a[3:] + a[:3]
+    if name.startswith("i") and name != "i4":
+        b[0], b[1] = -1, 0  # a[0] and a[1] are MIN
+    if name == "i4":
+        b[0], b[1] = -1, 0  # a[0] is -8
+    if name.startswith("u"):
+        b[0] = 0
+    return b
+
+
+NUMPY = {"pred": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
+         "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "f16": np.uint16, "f32": np.uint32, "f64": np.uint64}
+STRUCTURED = {"bf16": "<u2", "tf32": "<u4", "fp8e4m3fn": "|u1", "fp8e5m2": "|u1", "i4": "|i1"}
+
+
+def save(path, name, values):
+    if name in STRUCTURED:
+        a = np.zeros(len(values), dtype=[(name, STRUCTURED[name])])
+        a[name] = values
+    elif name in ("f16", "f32", "f64"):
+        a = np.array(values, dtype=NUMPY[name]).view({"f16": np.float16, "f32": np.float32, "f64": np.float64}[name])
+    else:
+        a = np.array(values, dtype=NUMPY[name])
+    np.save(path, a)
+
+
+def legal_unary(code, t):
+    if code == "neg":
+        return t != "pred"
+    if code in ("abs", "relu"):
+        return t in FLOATS or t in SIGNED
+    if code == "not":
+        return t not in FLOATS
+    return t in FLOATS
+
+
+def legal_binary(code, t):
+    if code in ("add", "sub", "mul", "div", "min", "max"):
+        return t != "pred"
+    if code == "rem":
+        return t in SIGNED or t in UNSIGNED or t in ("f32", "f64")
+    if code == "pow":
+        return t in FLOATS
+    return t not in FLOATS
+
+
+class Program:
+    def __init__(self, inputs):
+        self.params = []  # (name, dtype, length)
+        self.lines, self.results, self.names, self.tolerant = [], [], [], set()
+        self.count = 0
+        for t, n in inputs:
+            self.params.append((f"%a_{t}", t, n))
+            self.params.append((f"%b_{t}", t, n))
+
+    def add(self, text, type_text, name, tolerant=False):
+        v = f"%r{self.count}"
+        self.count += 1
+        self.lines.append(f"  {v} = {text} : {type_text}")
+        return v
+
+    def result(self, v, name, tolerant=False):
+        if tolerant:
+            self.tolerant.add(len(self.results))
+        self.results.append(v)
+        self.names.append(name)
+
+    def text(self, types):
+        params = ", ".join(f"{p}: {t}[{n}]" for p, t, n in self.params)
+        returns = ", ".join(types)
+        return (f"func @all({params}) -> ({returns}) {{\n" + "\n".join(self.lines) +
+                f"\n  return {', '.join(self.results)}\n}}\n")
+
+
+def build(group, lengths):
+    p = Program([(t, lengths[t]) for t in DTYPES])
+    types = []
+    for t in DTYPES:
+        n = lengths[t]
+        ty = f"{t}[{n}]"
+        if group == "elementwise":
+            for code in ("neg", "abs", "exp", "log", "tanh", "sigmoid", "gelu", "silu", "sqrt", "rsqrt", "relu", "not"):
+                if legal_unary(code, t):
+                    p.result(p.add(f"unary.{code}(%a_{t})", ty, code), f"{code} {t}", code in TRANSCENDENTAL)
+                    types.append(ty)
+            for code in ("add", "sub", "mul", "div", "rem", "pow", "min", "max", "and", "or", "xor"):
+                if legal_binary(code, t):
+                    p.result(p.add(f"binary.{code}(%a_{t}, %b_{t})", ty, code), f"{code} {t}", code in TRANSCENDENTAL)
+                    types.append(ty)
+        elif group == "compare":
+            for d in ("eq", "ne", "lt", "le", "gt", "ge"):
+                p.result(p.add(f"compare.{d}(%a_{t}, %b_{t})", f"pred[{n}]", d), f"{d} {t}")
+                types.append(f"pred[{n}]")
+            c = p.add(f"compare.lt(%a_{t}, %b_{t})", f"pred[{n}]", "lt")
+            p.result(p.add(f"select({c}, %a_{t}, %b_{t})", ty, "select"), f"select {t}")
+            types.append(ty)
+        elif group == "convert":
+            for to in DTYPES:
+                if to != t:
+                    p.result(p.add(f"convert(%a_{t})", f"{to}[{n}]", "convert"), f"convert {t} -> {to}")
+                    types.append(f"{to}[{n}]")
+    return p.text(types), p.names, p.tolerant
+
+
+def main():
+    keel, work = sys.argv[1], sys.argv[2]
+    keel_math = "--keel-math" in sys.argv
+    groups = ["elementwise", "compare", "convert"]
+    if "--groups" in sys.argv:
+        groups = sys.argv[sys.argv.index("--groups") + 1].split(",")
+    missing = linalg_check.mlir_tools_missing()
+    if missing:
+        print(f"unsupported: {missing}")
+        return 0
+    os.makedirs(work, exist_ok=True)
+    values = {t: (float_encodings(t) if t in FLOATS else integer_values(t)) for t in DTYPES}
+    lengths = {t: len(v) for t, v in values.items()}
+    args = []
+    index = 0
+    for t in DTYPES:
+        for which, v in (("a", values[t]), ("b", divisors(t, values[t]))):
+            path = os.path.join(work, f"{which}_{t}.npy")
+            save(path, t, v)
+            args.append(f"{index}={path}")
+            index += 1
+    failed = 0
+    for group in groups:
+        text, names, tolerant = build(group, lengths)
+        source = os.path.join(work, f"{group}.kir")
+        with open(source, "w") as f:
+            f.write(text)
+        extra = ["--keel-math"] if keel_math else []
+        ulps = 0 if keel_math else ULPS
+        try:
+            problems, largest, count = linalg_check.check(keel, source, "all", args, "", extra, ulps, tolerant, names)
+        except RuntimeError as e:
+            print(f"{group}: error: {e}")
+            failed += 1
+            continue
+        if problems:
+            failed += 1
+            print(f"{group}: {len(problems)} results differ:\n  " + "\n  ".join(problems))
+        else:
+            note = "" if keel_math else f", transcendentals within {largest} ulp (bound {ULPS})"
+            print(f"{group}: {count} results equal{note}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
