@@ -42,6 +42,7 @@ fi
 pipeline=(
   --one-shot-bufferize=bufferize-function-boundaries
   --buffer-deallocation-pipeline
+  --convert-bufferization-to-memref
   --convert-linalg-to-loops
   --convert-scf-to-cf
   --expand-strided-metadata

@@ -17,7 +17,19 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%keel-run", f"{config.system_python} {os.path.join(os.path.dirname(__file__), 'run', 'both_exits.py')} keel run"))
 config.substitutions.append(("%python", config.system_python))
 config.substitutions.append(("%examples", os.path.join(config.keel_source_dir, "examples")))
+# The MLIR linalg exit's tests run MLIR 22's own tools (Debian's
+# mlir-22-tools, a test dependency; KEEL_MLIR_BIN elsewhere): `REQUIRES: mlir`
+# tests are reported unsupported where they are absent.
+mlir_bin = os.environ.get("KEEL_MLIR_BIN", "/usr/lib/llvm-22/bin")
+if all(os.access(os.path.join(mlir_bin, t), os.X_OK) for t in ("mlir-opt", "mlir-runner")):
+    config.available_features.add("mlir")
+    config.environment["KEEL_MLIR_BIN"] = mlir_bin
+else:
+    lit_config.note(f"MLIR linalg exit tests unsupported: no mlir-opt and mlir-runner in {mlir_bin} "
+                    "(apt-get install mlir-22-tools, or set KEEL_MLIR_BIN)")
+config.substitutions.append(("%mlir-run", os.path.join(config.keel_source_dir, "scripts", "mlir-run.sh")))
+config.substitutions.append(("%mlir-opt", os.path.join(mlir_bin, "mlir-opt")))
 # The sanitizer suite's settings reach the commands the tests run.
-for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "KEEL_FUZZ_ITERATIONS"):
+for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "KEEL_FUZZ_ITERATIONS", "KEEL_LINALG_ITERATIONS"):
     if name in os.environ:
         config.environment[name] = os.environ[name]

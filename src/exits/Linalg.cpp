@@ -15,6 +15,7 @@
 #include "keel/ir/Text.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <map>
 #include <set>
@@ -278,6 +279,19 @@ std::string Generic::input(const std::string &tensor, const TensorType &type, co
   auto it = inputMemo_.find(key);
   if (it != inputMemo_.end())
     return it->second;
+  // linalg infers each loop's range from the operands that index by that
+  // loop alone; an operand read over part of a dimension (through a slice)
+  // would give it the wrong range, so it is read with tensor.extract.
+  bool partial = false;
+  for (size_t j = 0; j < point.size(); ++j)
+    partial = partial || (point[j]->kind == Affine::Kind::Dim &&
+                          type.shape[j] != ranges_[static_cast<size_t>(point[j]->value)]);
+  if (partial) {
+    std::string indices;
+    for (const AffineRef &e : point)
+      indices += (indices.empty() ? "" : ", ") + index(e);
+    return inputMemo_[key] = body_.op("tensor.extract " + tensor + "[" + indices + "] : " + mlirTensorType(type));
+  }
   std::string arg = fe_.fresh();
   ins_.push_back({tensor, arg, type, point});
   return inputMemo_[key] = arg;
@@ -378,6 +392,21 @@ std::string Generic::value(ValueId v, const AffinePoint &p) {
 }
 
 std::vector<std::string> Generic::finish(const std::vector<std::string> &yields, const Location &loc) {
+  // A loop no operand indexes by alone gets its range from a small empty
+  // tensor of that size, read by nothing.
+  std::vector<bool> covered(ranges_.size(), false);
+  for (const std::vector<Operand> *group : {&ins_, &outs_})
+    for (const Operand &o : *group)
+      for (const AffineRef &e : o.point)
+        if (e->kind == Affine::Kind::Dim)
+          covered[static_cast<size_t>(e->value)] = true;
+  for (size_t k = 0; k < ranges_.size(); ++k)
+    if (!covered[k]) {
+      TensorType anchor = TensorType::make(DType::I8, {ranges_[k]});
+      std::string t = fe_.fresh();
+      fe_.line(t + " = tensor.empty() : " + mlirTensorType(anchor) + " // the range of loop d" + std::to_string(k));
+      ins_.push_back({t, fe_.fresh(), anchor, {affineDim(static_cast<int64_t>(k))}});
+    }
   std::string maps, insText, insTypes, outsText, outsTypes, args, iterators, yieldList, yieldTypes;
   auto add = [](std::string &s, const std::string &x) { s += (s.empty() ? "" : ", ") + x; };
   for (const std::vector<Operand> *group : {&ins_, &outs_})
@@ -772,7 +801,30 @@ std::string FunctionEmitter::emit() {
   if (!f_.resultTypes.empty())
     head += " -> " + (f_.resultTypes.size() == 1 ? results : "(" + results + ")");
   ops(f_.ops);
-  return head + " {\n" + out_ + "  }" + mlirLocation(f_.loc) + "\n";
+  // The tensor IR's names for what its operations define (%v3 is `keel
+  // ir`'s %3), where the value is one MLIR result of its own.
+  std::map<std::string, std::string> rename;
+  for (const Op &o : f_.ops)
+    for (ValueId r : o.results) {
+      const std::string &n = ssa_.at(r);
+      if (n.rfind("%t", 0) == 0 && n.find('#') == std::string::npos && !rename.count(n) && names_.count(r))
+        rename[n] = names_.at(r);
+    }
+  std::string body;
+  for (size_t i = 0; i < out_.size();) {
+    size_t j = i + 2;
+    if (out_.compare(i, 2, "%t") == 0)
+      while (j < out_.size() && std::isdigit(static_cast<unsigned char>(out_[j])))
+        ++j;
+    auto it = j > i + 2 ? rename.find(out_.substr(i, j - i)) : rename.end();
+    if (it != rename.end()) {
+      body += it->second;
+      i = j;
+    } else {
+      body += out_[i++];
+    }
+  }
+  return head + " {\n" + body + "  }" + mlirLocation(f_.loc) + "\n";
 }
 
 //===-- The module --------------------------------------------------------===//

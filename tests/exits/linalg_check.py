@@ -9,7 +9,8 @@ files with NumPy. Encodings must be equal; NaNs are compared as NaNs
 (SFEP-0054 §6: bit equality after canonicalizing NaNs). With `ulps`, float
 results of transcendental functions may differ by that many units in the
 last place (the `math` dialect's functions are the host library's, not
-Keel's); NaN, infinities and signs must still agree.
+Keel's; a dict gives a bound per dtype); NaN, infinities and signs must
+still agree.
 
 usage (also a module for linalg_ops.py and the lit tests):
   linalg_check.py KEEL FILE --entry F [--arg NAME=SPEC]... [--bind N=4]
@@ -17,6 +18,7 @@ usage (also a module for linalg_ops.py and the lit tests):
 prints `ok: N results equal` or the first differences, and exits 1 then."""
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -143,14 +145,15 @@ def compare(expected, got, ulps=0, ulp_results=None, names=None):
         if len(want) != len(have):
             problems.append(f"{label} ({dtype}): {len(want)} elements from keel run, {len(have)} from the exit")
             continue
-        tolerant = ulps and (ulp_results is None or k in ulp_results) and dtype in FORMATS
+        allowed = ulps.get(dtype, 0) if isinstance(ulps, dict) else ulps
+        tolerant = allowed and (ulp_results is None or k in ulp_results) and dtype in FORMATS
         for i, (w, h) in enumerate(zip(want, have)):
             if w == h or (is_nan(dtype, w) and is_nan(dtype, h)):
                 continue
             if tolerant and not is_nan(dtype, w) and not is_nan(dtype, h):
                 d = ulp_distance(dtype, w, h)
                 sign = 1 << (FORMATS[dtype][2] - 1)
-                if d <= ulps and (w & sign) == (h & sign):
+                if d <= allowed and (w & sign) == (h & sign):
                     largest = max(largest, d)
                     continue
             problems.append(f"{label} ({dtype}) element {i}: keel run 0x{w:x}, linalg exit 0x{h:x}")
@@ -161,9 +164,10 @@ def compare(expected, got, ulps=0, ulp_results=None, names=None):
 def check(keel, source, entry, args=(), bindings="", extra=(), ulps=0, ulp_results=None, names=None,
           keel_math_lib=None):
     """(problems, largest ulp distance, result count)."""
-    if keel_math_lib is None:
-        keel_math_lib = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(keel))), "src", "numerics",
-                                     "libkeel_math.so")
+    if keel_math_lib is None:  # beside the keel that runs: BUILD/src/driver/keel, BUILD/src/numerics/
+        found = os.path.realpath(shutil.which(keel) or keel)
+        keel_math_lib = os.environ.get("KEEL_MATH_LIB") or os.path.join(
+            os.path.dirname(os.path.dirname(found)), "numerics", "libkeel_math.so")
     with tempfile.TemporaryDirectory() as work:
         run_extra = [e for e in extra if e != "--keel-math"]
         expected = oracle(keel, source, entry, args, bindings, run_extra, work)

@@ -12,7 +12,7 @@ returning every result.
 
 With `math` dialect transcendentals (the default) exp, log, tanh, sigmoid,
 silu, gelu, rsqrt and pow are the host library's: they are allowed ULPS
-units in the last place (NaN, infinity and sign must agree); with
+units in the last place (per dtype) (NaN, infinity and sign must agree); with
 --keel-math every result is exact.
 
 usage: linalg_ops.py KEEL WORKDIR [--keel-math] [--groups elementwise,compare,convert,structure]"""
@@ -25,7 +25,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import linalg_check  # noqa: E402
 
-ULPS = 4
+# Bounds for `math` dialect transcendentals against Keel's: f64 results
+# are the host's f64 functions (glibc: a few ulps, Keel's own up to 3.93),
+# the rest are f64 or f32 evaluations rounded once to a narrower format.
+ULPS = {"f64": 8, "f32": 4, "tf32": 1, "f16": 1, "bf16": 1, "fp8e4m3fn": 1, "fp8e5m2": 1}
 FLOATS = ["f16", "bf16", "tf32", "fp8e4m3fn", "fp8e5m2", "f32", "f64"]
 SIGNED = ["i4", "i8", "i16", "i32", "i64"]
 UNSIGNED = ["u8", "u16", "u32", "u64"]
@@ -214,7 +217,7 @@ def main():
             failed += 1
             print(f"{group}: {len(problems)} results differ:\n  " + "\n  ".join(problems))
         else:
-            note = "" if keel_math else f", transcendentals within {largest} ulp (bound {ULPS})"
+            note = "" if keel_math else f", transcendentals within {largest} ulp"
             print(f"{group}: {count} results equal{note}")
     return 1 if failed else 0
 

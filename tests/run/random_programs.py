@@ -11,6 +11,13 @@ splat and dense constants, layout changes and copies), each run through
 KEEL_FUZZ_ITERATIONS sets the number of modules (default 20, ten functions
 each); a failure names its module's seed, so that it can be replayed with
 `random_programs.py KEEL DIR SEED`. Two programs run at a time.
+
+    random_programs.py KEEL WORKDIR [SEED] --linalg
+
+runs each program instead through the MLIR linalg exit (with --keel-math,
+lowered and run by MLIR's own tools: tests/exits/linalg_check.py) and
+compares its results with `keel run`'s, bit for bit (NaNs as NaNs);
+KEEL_LINALG_ITERATIONS modules (default 6).
 """
 import concurrent.futures
 import os
@@ -168,9 +175,24 @@ def check(keel, work, seed, path, fn):
     return None
 
 
+def check_linalg(keel, work, seed, path, fn):
+    """The failure through the linalg exit, or None."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "exits"))
+    import linalg_check
+    args = [f"{i}=random:{i + 11}" for i in range(len(fn.params))]
+    try:
+        problems, _, _ = linalg_check.check(keel, path, fn.name, args, "", ["--keel-math"])
+    except RuntimeError as e:
+        return f"FAIL seed {seed} @{fn.name} (linalg): {e}"
+    return f"FAIL seed {seed} @{fn.name} (linalg): {problems[0]} ({path})" if problems else None
+
+
 def main():
-    keel, work = sys.argv[1], sys.argv[2]
-    seeds = [int(sys.argv[3])] if len(sys.argv) > 3 else range(int(os.environ.get("KEEL_FUZZ_ITERATIONS", "20")))
+    linalg = "--linalg" in sys.argv
+    argv = [a for a in sys.argv if a != "--linalg"]
+    keel, work = argv[1], argv[2]
+    variable, default = ("KEEL_LINALG_ITERATIONS", "6") if linalg else ("KEEL_FUZZ_ITERATIONS", "20")
+    seeds = [int(argv[3])] if len(argv) > 3 else range(int(os.environ.get(variable, default)))
     os.makedirs(work, exist_ok=True)
     jobs = []
     for seed in seeds:
@@ -181,7 +203,7 @@ def main():
             f.write("\n\n".join(fn.text() for fn in functions) + "\n")
         jobs += [(seed, path, fn) for fn in functions]
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        failures = [f for f in pool.map(lambda j: check(keel, work, *j), jobs) if f]
+        failures = [f for f in pool.map(lambda j: (check_linalg if linalg else check)(keel, work, *j), jobs) if f]
     for f in failures:
         print(f)
     print(f"{len(jobs)} programs, {len(failures)} failed")
