@@ -15,9 +15,12 @@ ensure_packages \
   llvm-22-dev llvm-22-tools \
   libz3-dev \
   libgtest-dev libmpfr-dev \
-  python3-numpy
+  python3-numpy \
+  mlir-22-tools
 # toolchain (lit runs on python3); APFloat cross-check, lit, FileCheck; shape
-# obligations; tests and their MPFR reference; .npy interoperability tests
+# obligations; tests and their MPFR reference; .npy interoperability tests;
+# MLIR's own mlir-opt and mlir-runner, which run the linalg exit's output in
+# its tests (Keel itself builds and runs without MLIR)
 
 build_dir=${1:-build}
 if [ $# -gt 0 ]; then shift; fi

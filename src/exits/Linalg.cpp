@@ -631,11 +631,39 @@ bool FunctionEmitter::oneGeneric(const Op &o) {
   }
   if (!root)
     return false;
+  if (root->kind == OpKind::DotGeneral) {
+    // A contraction's body runs once per (result element, contracting
+    // index): an operand computed there would be recomputed for every
+    // element of the other operand's free dimensions. Each operand whose
+    // producers compute (beyond index maps and conversions) is one generic
+    // of its own first, as the CPU schedule keeps them in a buffer; the
+    // contraction reads it through its index map.
+    for (ValueId operand : root->operands) {
+      std::vector<ValueId> work{operand};
+      bool computes = false;
+      while (!work.empty() && !computes) {
+        auto def = inlined.find(work.back());
+        work.pop_back();
+        if (def == inlined.end())
+          continue;
+        OpKind k = def->second->kind;
+        computes = k == OpKind::Unary || k == OpKind::Binary || k == OpKind::Compare || k == OpKind::Select;
+        work.insert(work.end(), def->second->operands.begin(), def->second->operands.end());
+      }
+      if (!computes || !inlined.count(operand))
+        continue;
+      line("// fusion: the contraction's operand, computed once");
+      define(operand, elementwise(*inlined.at(operand), inlined));
+      inlined.erase(operand);
+    }
+    line("// fusion of " + std::to_string(region.ops.size() - 1) + " operations: the contraction as one linalg.generic");
+    dot(*root, inlined, false);
+    define(o.results[0], tensor(root->results[0]));
+    return true;
+  }
   line("// fusion of " + std::to_string(region.ops.size() - 1) + " operations: one linalg.generic");
   if (root->kind == OpKind::Reduce)
     reduce(*root, inlined, false);
-  else if (root->kind == OpKind::DotGeneral)
-    dot(*root, inlined, false);
   else
     define(root->results[0], elementwise(*root, inlined));
   define(o.results[0], tensor(root->results[0]));
