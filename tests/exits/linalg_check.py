@@ -136,10 +136,10 @@ def through_linalg(keel, source, entry, args, bindings, extra, keel_math_lib, wo
 
 def compare(expected, got, ulps=0, ulp_results=None, names=None):
     """Differences as text lines (empty: equal); and the largest ulp
-    distance seen among the results allowed one."""
-    problems, largest = [], 0
+    distance seen among the results allowed one, by dtype."""
+    problems, largest = [], {}
     if len(expected) != len(got):
-        return [f"{len(expected)} results from keel run, {len(got)} from the linalg exit"], 0
+        return [f"{len(expected)} results from keel run, {len(got)} from the linalg exit"], {}
     for k, ((dtype, want), have) in enumerate(zip(expected, got)):
         label = names[k] if names else f"result {k}"
         if len(want) != len(have):
@@ -154,7 +154,7 @@ def compare(expected, got, ulps=0, ulp_results=None, names=None):
                 d = ulp_distance(dtype, w, h)
                 sign = 1 << (FORMATS[dtype][2] - 1)
                 if d <= allowed and (w & sign) == (h & sign):
-                    largest = max(largest, d)
+                    largest[dtype] = max(largest.get(dtype, 0), d)
                     continue
             problems.append(f"{label} ({dtype}) element {i}: keel run 0x{w:x}, linalg exit 0x{h:x}")
             break
@@ -163,7 +163,7 @@ def compare(expected, got, ulps=0, ulp_results=None, names=None):
 
 def check(keel, source, entry, args=(), bindings="", extra=(), ulps=0, ulp_results=None, names=None,
           keel_math_lib=None):
-    """(problems, largest ulp distance, result count)."""
+    """(problems, largest ulp distance by dtype, result count)."""
     if keel_math_lib is None:  # beside the keel that runs: BUILD/src/driver/keel, BUILD/src/numerics/
         found = os.path.realpath(shutil.which(keel) or keel)
         keel_math_lib = os.environ.get("KEEL_MATH_LIB") or os.path.join(
@@ -200,7 +200,7 @@ def main():
     if problems:
         print("\n".join(problems))
         return 1
-    print(f"ok: {count} results equal" + (f" (largest difference {largest} ulp)" if o.ulps else ""))
+    print(f"ok: {count} results equal" + (f" (largest difference {max(largest.values(), default=0)} ulp)" if o.ulps else ""))
     return 0
 
 

@@ -217,7 +217,8 @@ def main():
             failed += 1
             print(f"{group}: {len(problems)} results differ:\n  " + "\n  ".join(problems))
         else:
-            note = "" if keel_math else f", transcendentals within {largest} ulp"
+            worst = ", ".join(f"{t} {largest.get(t, 0)}" for t in FLOATS)
+            note = "" if keel_math else f", transcendentals within {max(largest.values(), default=0)} ulp ({worst})"
             print(f"{group}: {count} results equal{note}")
     return 1 if failed else 0
 
