@@ -966,14 +966,19 @@ std::string indented(const std::string &text) {
 LinalgOutput emitLinalg(const Module &m, const LinalgOptions &options) {
   LinalgOutput out;
   std::vector<const Function *> functions = reachable(m, options.entry);
-  // Symbols: Keel's names, unless one is a name the module itself needs.
+  // Symbols: Keel's names, unless one is a name the module itself needs
+  // (the runner's printing functions, Keel's math functions, @main, the
+  // `keel.` helpers), which gets a `_` appended (or `user.` before).
   std::set<std::string> taken{"printU64", "printOpen", "printComma", "printClose", "printNewline"};
+  for (const char *fn : {"exp", "log", "tanh", "sigmoid", "silu", "gelu", "sqrt", "rsqrt", "pow"})
+    for (const char *w : {"_f32", "_f64"})
+      taken.insert(std::string("keel_") + fn + w);
   if (options.mainArguments)
     taken.insert("main");
   std::map<std::string, std::string> symbols;
   for (const Function *f : functions) {
-    std::string s = f->name;
-    while (taken.count(s) || s.rfind("keel_", 0) == 0)
+    std::string s = f->name.rfind("keel.", 0) == 0 ? "user." + f->name : f->name;
+    while (taken.count(s))
       s += "_";
     taken.insert(s);
     symbols[f->name] = s;
