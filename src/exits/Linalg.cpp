@@ -217,9 +217,8 @@ private:
 
 class FunctionEmitter {
 public:
-  FunctionEmitter(const Module &m, const Function &f, Helpers &helpers, const std::map<std::string, std::string> &symbols,
-                  bool isPublic)
-      : m_(m), f_(f), helpers_(helpers), symbols_(symbols), isPublic_(isPublic) {
+  FunctionEmitter(const Function &f, Helpers &helpers, const std::map<std::string, std::string> &symbols, bool isPublic)
+      : f_(f), helpers_(helpers), symbols_(symbols), isPublic_(isPublic) {
     for (const auto &[v, name] : valueNames(f))
       names_[v] = "%v" + name.substr(1);
   }
@@ -257,7 +256,6 @@ private:
     return used_.insert(n).second ? n : fresh();
   }
 
-  const Module &m_;
   const Function &f_;
   Helpers &helpers_;
   const std::map<std::string, std::string> &symbols_;
@@ -986,7 +984,7 @@ LinalgOutput emitLinalg(const Module &m, const LinalgOptions &options) {
   Helpers helpers(options.keelMath);
   std::string body;
   for (const Function *f : functions)
-    body += FunctionEmitter(m, *f, helpers, symbols, f == functions.front()).emit();
+    body += FunctionEmitter(*f, helpers, symbols, f == functions.front()).emit();
   if (options.mainArguments)
     body += emitMain(*functions.front(), symbols.at(options.entry), *options.mainArguments, helpers);
   body += indented(helpers.text());

@@ -94,28 +94,28 @@ def ulp_distance(dtype, a, b):
     return abs(ordered(a) - ordered(b)) // step
 
 
-def oracle(keel, source, entry, args, bindings, extra, work):
-    command = [keel, "run", source, "--entry", entry, "--out", work, *extra]
+def keel_command(what, args, bindings):
+    """Runs keel (`what`: its arguments up to --arg); its result, or
+    RuntimeError with its messages."""
+    command = list(what)
     for a in args:
         command += ["--arg", a]
     if bindings:
         command += ["--bind", bindings]
     run = subprocess.run(command, capture_output=True, text=True)
     if run.returncode != 0:
-        raise RuntimeError(f"keel run exited {run.returncode}: {run.stderr}")
+        raise RuntimeError(f"keel {' '.join(what[1:3])} exited {run.returncode}: {run.stderr}")
+    return run
+
+
+def oracle(keel, source, entry, args, bindings, extra, work):
+    run = keel_command([keel, "run", source, "--entry", entry, "--out", work, *extra], args, bindings)
     paths = [line.split(":")[0] for line in run.stdout.splitlines() if line.strip()]
     return [read_bits(p) for p in paths]
 
 
 def through_linalg(keel, source, entry, args, bindings, extra, keel_math_lib, work):
-    command = [keel, "emit", "--linalg", source, "--entry", entry, "--main", *extra]
-    for a in args:
-        command += ["--arg", a]
-    if bindings:
-        command += ["--bind", bindings]
-    emit = subprocess.run(command, capture_output=True, text=True)
-    if emit.returncode != 0:
-        raise RuntimeError(f"keel emit --linalg exited {emit.returncode}: {emit.stderr}")
+    emit = keel_command([keel, "emit", "--linalg", source, "--entry", entry, "--main", *extra], args, bindings)
     module = os.path.join(work, entry + ".mlir")
     with open(module, "w") as f:
         f.write(emit.stdout)
