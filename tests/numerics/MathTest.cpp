@@ -252,3 +252,25 @@ TEST(MathTest, SpecialValues) {
 }
 
 } // namespace
+
+// Extremes the MLIR linalg exit's comparison with libm found (by hand):
+// silu of a huge negative number underflows to -0; pow whose y * log(x)
+// overflows the double-double product is 0 or infinity, not NaN; gelu of a
+// subnormal is x/2 + x^2 / sqrt(2 pi) + ..., whose second term decides a
+// tie in halving x: upward in magnitude for x > 0 (the sum is above the
+// tie), toward zero for x < 0.
+TEST(MathTest, ExtremesAgainstLibmFindings) {
+  const double most = std::numeric_limits<double>::max(), tiny = std::numeric_limits<double>::min(), u = 0x1p-1074;
+  EXPECT_TRUE(same(keel_silu_f64(-most), -0.0));
+  EXPECT_TRUE(same(keel_silu_f64(-1000.0), -0.0));
+  EXPECT_TRUE(same(keel_pow_f64(tiny, most), 0.0));
+  EXPECT_TRUE(same(keel_pow_f64(tiny, -most), kInf));
+  EXPECT_TRUE(same(keel_pow_f64(-tiny, most), 0.0)); // most is an even integer
+  EXPECT_TRUE(same(keel_pow_f64(most, most), kInf));
+  EXPECT_TRUE(same(keel_gelu_f64(-u), -0.0));
+  EXPECT_TRUE(same(keel_gelu_f64(u), u));
+  EXPECT_TRUE(same(keel_gelu_f64(-3 * u), -u));
+  EXPECT_TRUE(same(keel_gelu_f64(3 * u), 2 * u));
+  EXPECT_TRUE(same(keel_gelu_f64(-4 * u), -2 * u));
+  EXPECT_TRUE(same(keel_gelu_f64(tiny), tiny / 2)); // exact halving: no tie
+}
