@@ -15,6 +15,11 @@ silu, gelu, rsqrt and pow are the host library's: they are allowed ULPS
 units in the last place (per dtype) (NaN, infinity and sign must agree); with
 --keel-math every result is exact.
 
+The structure group reshapes each input to [n/4, 4] and applies every
+reduction combiner with every accumulator the dtype admits (along each
+axis), argmax/argmin, a contraction per accumulator, and every index map,
+copy, relayout and iota.
+
 usage: linalg_ops.py KEEL WORKDIR [--keel-math] [--groups elementwise,compare,convert,structure]"""
 import os
 import random
@@ -100,6 +105,21 @@ def save(path, name, values):
     np.save(path, a)
 
 
+def accumulators(t):
+    """The accumulator dtypes t admits (SFEP-0054 §3.6; support/ElementType.h)."""
+    if t in ("f16", "bf16", "tf32", "fp8e4m3fn", "fp8e5m2"):
+        return ["f32", "f64"]
+    if t == "pred":
+        return ["pred"]
+    if t in ("f32", "f64"):
+        return [a for a in ("f32", "f64") if BITS_FLOAT[a] >= BITS_FLOAT[t]]
+    family = SIGNED if t in SIGNED else UNSIGNED
+    return [a for a in family if BITS[a] >= BITS[t]]
+
+
+BITS_FLOAT = {"f32": 32, "f64": 64}
+
+
 def legal_unary(code, t):
     if code == "neg":
         return t != "pred"
@@ -170,6 +190,42 @@ def build(group, lengths):
             c = p.add(f"compare.lt(%a_{t}, %b_{t})", f"pred[{n}]", "lt")
             p.result(p.add(f"select({c}, %a_{t}, %b_{t})", ty, "select"), f"select {t}")
             types.append(ty)
+        elif group == "structure":
+            # Each dtype as [n/4, 4]: reductions with every combiner and
+            # accumulator it admits, contractions, and the index maps.
+            rows = n // 4
+            m = f"{t}[{rows},4]"
+            x = p.add(f"reshape(%a_{t})", m, "reshape")
+            y = p.add(f"reshape(%b_{t})", m, "reshape")
+            p.result(x, f"reshape {t}")
+            types.append(m)
+            combiners = ["and", "or"] if t == "pred" else ["sum", "prod", "max", "min"]
+            for comb in combiners:
+                for acc in accumulators(t):
+                    for axis, shape in ((1, f"[{rows}]"), (0, "[4]")):
+                        p.result(p.add(f"reduce.{comb}({x}) {{axes = [{axis}], acc = {acc}}}", f"{t}{shape}", comb),
+                                 f"reduce.{comb} {t} acc {acc} axis {axis}")
+                        types.append(f"{t}{shape}")
+            if t != "pred":
+                for comb in ("argmax", "argmin"):
+                    acc = accumulators(t)[0]
+                    p.result(p.add(f"reduce.{comb}({x}) {{axes = [1], acc = {acc}}}", f"i64[{rows}]", comb), f"{comb} {t}")
+                    types.append(f"i64[{rows}]")
+                for acc in accumulators(t):
+                    p.result(p.add(f"dot_general({x}, {y}) {{lhs_batch = [], rhs_batch = [], lhs_contract = [1], "
+                                   f"rhs_contract = [1], acc = {acc}}}", f"{t}[{rows},{rows}]", "dot"), f"dot {t} acc {acc}")
+                    types.append(f"{t}[{rows},{rows}]")
+            for text, type_text, name in (
+                    (f"transpose({x}) {{perm = [1, 0]}}", f"{t}[4,{rows}]", "transpose"),
+                    (f"broadcast_in_dim({x}) {{dims = [0, 2]}}", f"{t}[{rows},3,4]", "broadcast"),
+                    (f"slice({x}) {{start = [1, 1], limit = [{rows}, 3]}}", f"{t}[{rows - 1},2]", "slice"),
+                    (f"concatenate({x}, {y}) {{axis = 1}}", f"{t}[{rows},8]", "concatenate"),
+                    (f"copy({x})", m, "copy"), (f"relayout({x})", f"{t}[{rows},4]{{0,1}}", "relayout")):
+                p.result(p.add(text, type_text, name), f"{name} {t}")
+                types.append(type_text)
+            if t != "pred":
+                p.result(p.add("iota() {axis = 1}", m, "iota"), f"iota {t}")
+                types.append(m)
         elif group == "convert":
             for to in DTYPES:
                 if to != t:
@@ -181,7 +237,7 @@ def build(group, lengths):
 def main():
     keel, work = sys.argv[1], sys.argv[2]
     keel_math = "--keel-math" in sys.argv
-    groups = ["elementwise", "compare", "convert"]
+    groups = ["elementwise", "compare", "convert", "structure"]
     if "--groups" in sys.argv:
         groups = sys.argv[sys.argv.index("--groups") + 1].split(",")
     missing = linalg_check.mlir_tools_missing()
