@@ -4,7 +4,6 @@
 #include "keel/exits/MlirText.h"
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 namespace keel::exits::detail {
