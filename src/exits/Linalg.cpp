@@ -18,7 +18,9 @@
 #include <cctype>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 namespace keel::exits {
@@ -31,68 +33,114 @@ namespace {
 
 //===-- Affine simplification for reshapes --------------------------------===//
 
-/// sum(coeff[d] * d) + constant, over loop dimensions with known sizes.
-struct Linear {
-  std::map<int64_t, int64_t> coeff;
-  int64_t constant = 0;
+/// The values an expression takes over the loops' ranges (inclusive).
+struct Range {
+  int64_t lo, hi;
 };
 
-std::optional<Linear> linear(const AffineRef &e) {
+Range rangeOf(const AffineRef &e, const std::vector<int64_t> &ranges) {
   switch (e->kind) {
-  case Affine::Kind::Dim: return Linear{{{e->value, 1}}, 0};
-  case Affine::Kind::Const: return Linear{{}, e->value};
+  case Affine::Kind::Dim: return {0, ranges[static_cast<size_t>(e->value)] - 1};
+  case Affine::Kind::Const: return {e->value, e->value};
   case Affine::Kind::Add: {
-    auto a = linear(e->lhs), b = linear(e->rhs);
-    if (!a || !b)
-      return std::nullopt;
-    for (auto [d, c] : b->coeff)
-      a->coeff[d] += c;
-    a->constant += b->constant;
-    return a;
+    Range a = rangeOf(e->lhs, ranges), b = rangeOf(e->rhs, ranges);
+    return {a.lo + b.lo, a.hi + b.hi};
   }
   case Affine::Kind::Mul: {
-    auto a = linear(e->lhs);
-    if (!a)
-      return std::nullopt;
-    for (auto &[d, c] : a->coeff)
-      c *= e->value;
-    a->constant *= e->value;
-    return a;
+    Range a = rangeOf(e->lhs, ranges);
+    return e->value >= 0 ? Range{a.lo * e->value, a.hi * e->value} : Range{a.hi * e->value, a.lo * e->value};
   }
-  case Affine::Kind::FloorDiv: case Affine::Kind::Mod: return std::nullopt;
+  case Affine::Kind::FloorDiv: { // by a positive constant
+    Range a = rangeOf(e->lhs, ranges);
+    auto floorDiv = [&](int64_t x) { return x >= 0 ? x / e->value : -((-x + e->value - 1) / e->value); };
+    return {floorDiv(a.lo), floorDiv(a.hi)};
   }
-  return std::nullopt;
+  case Affine::Kind::Mod: return {0, e->value - 1};
+  }
+  return {0, 0};
 }
 
-AffineRef affineOf(const Linear &l) {
+/// The terms of a sum.
+void terms(const AffineRef &e, std::vector<AffineRef> &out) {
+  if (e->kind == Affine::Kind::Add) {
+    terms(e->lhs, out);
+    terms(e->rhs, out);
+  } else {
+    out.push_back(e);
+  }
+}
+
+AffineRef sum(const std::vector<AffineRef> &ts) {
   AffineRef e = affineConst(0);
-  for (auto [d, c] : l.coeff)
-    e = affineAdd(e, affineMul(affineDim(d), c));
-  return affineAdd(e, affineConst(l.constant));
+  for (const AffineRef &t : ts)
+    e = affineAdd(e, t);
+  return e;
 }
 
-/// l floordiv s and l mod s, simplified when the terms not divisible by s
-/// stay in [0, s) over the loop ranges; else the plain expressions.
-std::pair<AffineRef, AffineRef> divMod(const Linear &l, int64_t s, const std::vector<int64_t> &ranges) {
-  Linear quotient, rest;
-  rest.constant = l.constant;
-  bool nonNegative = l.constant >= 0;
-  int64_t most = l.constant;
-  for (auto [d, c] : l.coeff) {
-    if (c == 0)
-      continue;
-    if (c % s == 0) {
-      quotient.coeff[d] = c / s;
-      continue;
-    }
-    rest.coeff[d] = c;
-    nonNegative = nonNegative && c > 0;
-    most += c * (ranges[static_cast<size_t>(d)] - 1);
+/// Splits e's terms into a multiple of s (returned divided by s) and the
+/// rest: e == quotient * s + rest.
+std::pair<std::vector<AffineRef>, std::vector<AffineRef>> splitMultiples(const AffineRef &e, int64_t s) {
+  std::vector<AffineRef> all, quotient, rest;
+  terms(e, all);
+  for (const AffineRef &t : all) {
+    if (t->kind == Affine::Kind::Mul && t->value % s == 0)
+      quotient.push_back(affineMul(t->lhs, t->value / s));
+    else if (t->kind == Affine::Kind::Const && t->value % s == 0)
+      quotient.push_back(affineConst(t->value / s));
+    else
+      rest.push_back(t);
   }
-  if (nonNegative && most < s)
-    return {affineOf(quotient), affineOf(rest)};
-  AffineRef e = affineOf(l);
-  return {affineFloorDiv(e, s), affineMod(e, s)};
+  return {quotient, rest};
+}
+
+bool within(const AffineRef &e, int64_t s, const std::vector<int64_t> &ranges) {
+  Range r = rangeOf(e, ranges);
+  return r.lo >= 0 && r.hi < s;
+}
+
+/// A common factor g of s and the coefficients of e's scaled terms such
+/// that the other terms stay in [0, g): then e = g * high + low with
+/// 0 <= low < g. Returns (g, high, low), or g = 1.
+std::tuple<int64_t, AffineRef, AffineRef> factorOut(const AffineRef &e, int64_t s, const std::vector<int64_t> &ranges) {
+  std::vector<AffineRef> all;
+  terms(e, all);
+  int64_t g = s;
+  for (const AffineRef &t : all)
+    if (t->kind == Affine::Kind::Mul)
+      g = std::gcd(g, t->value);
+  if (g <= 1)
+    return {1, e, e};
+  auto [high, low] = splitMultiples(e, g);
+  if (!within(sum(low), g, ranges))
+    return {1, e, e};
+  return {g, sum(high), sum(low)};
+}
+
+/// e floordiv s, with the multiples of s taken out, a common factor
+/// divided out, and the rest dropped when it stays in [0, s) over the loops.
+AffineRef floorDivOver(const AffineRef &e, int64_t s, const std::vector<int64_t> &ranges) {
+  if (s == 1)
+    return e;
+  auto [quotient, rest] = splitMultiples(e, s);
+  AffineRef r = sum(rest);
+  if (within(r, s, ranges))
+    return sum(quotient);
+  auto [g, high, low] = factorOut(r, s, ranges); // (g*high + low) floordiv (g*s') = high floordiv s'
+  if (g > 1)
+    return affineAdd(sum(quotient), floorDivOver(high, s / g, ranges));
+  return affineAdd(sum(quotient), affineFloorDiv(r, s));
+}
+
+/// e mod s, without the multiples of s, a common factor taken out, and no
+/// mod when the rest stays in [0, s).
+AffineRef modOver(const AffineRef &e, int64_t s, const std::vector<int64_t> &ranges) {
+  AffineRef r = sum(splitMultiples(e, s).second);
+  if (within(r, s, ranges))
+    return r;
+  auto [g, high, low] = factorOut(r, s, ranges); // (g*high + low) mod (g*s') = g*(high mod s') + low
+  if (g > 1)
+    return affineAdd(affineMul(modOver(high, s / g, ranges), g), low);
+  return affineMod(r, s);
 }
 
 /// The operand point a reshape reads for result point `p`: the row-major
@@ -107,24 +155,11 @@ AffinePoint reshapePoint(const AffinePoint &p, const TensorType &result, const T
     stride *= result.shape[i];
   }
   AffinePoint q(operand.rank());
-  std::optional<Linear> l = linear(position);
   int64_t below = 1;
   for (size_t j = operand.rank(); j-- > 0;) {
-    int64_t size = operand.shape[j];
-    if (size == 1) {
-      q[j] = affineConst(0);
-    } else if (l) {
-      auto [quotient, remainder] = divMod(*l, below, ranges); // position floordiv below
-      (void)remainder;
-      std::optional<Linear> ql = linear(quotient);
-      q[j] = ql ? divMod(*ql, size, ranges).second : affineMod(quotient, size);
-      if (j == 0)
-        q[j] = quotient; // below the total count: no wrap
-    } else {
-      AffineRef quotient = affineFloorDiv(position, below);
-      q[j] = j == 0 ? quotient : affineMod(quotient, size);
-    }
-    below *= size;
+    AffineRef quotient = floorDivOver(position, below, ranges);
+    q[j] = operand.shape[j] == 1 ? affineConst(0) : modOver(quotient, operand.shape[j], ranges);
+    below *= operand.shape[j];
   }
   return q;
 }
