@@ -1,5 +1,6 @@
 //===- Builder.cpp - Instantiating checked tensor functions as IR --------===//
 #include "keel/instantiate/Builder.h"
+#include "keel/support/Effects.h"
 
 #include "keel/instantiate/Becomes.h"
 #include "keel/ir/Infer.h"
@@ -266,6 +267,9 @@ private:
     Function f;
     f.name = name;
     f.loc = location(fn.nameSpan);
+    for (std::string_view e : kEffectNames) // declared effects, in the table's order
+      if (std::any_of(fn.effects.begin(), fn.effects.end(), [&](const syntax::Effect &d) { return d.name == e; }))
+        f.effects.emplace_back(e);
     fn_ = &f;
     for (size_t i = 0; i < fn.params.size(); ++i) { // a scalar parameter is a rank-0 tensor
       ValueId v = f.newValue(concrete(s.params[i], fn.params[i].nameSpan));

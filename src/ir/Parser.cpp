@@ -1,7 +1,8 @@
 //===- Parser.cpp - Text to tensor IR ------------------------------------===//
 //
 // module   = func*
-// func     = "func" @NAME "(" (VALUE ":" type),* ")" "->" results loc? "{" op* "}"
+// func     = "func" @NAME "(" (VALUE ":" type),* ")" "->" results effects? loc? "{" op* "}"
+// effects  = "!" "[" IDENT,* "]"       (support/Effects.h; unknown or repeated: E0300)
 // results  = type | "(" type,* ")"
 // op       = (VALUE,+ "=")? MNEMONIC ("." CODE)? (@CALLEE)? "(" VALUE,* ")" attrs?
 //            ":" type,* loc? region?
@@ -16,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "keel/ir/Text.h"
 #include "keel/support/Codes.h"
+#include "keel/support/Effects.h"
 
 #include <algorithm>
 #include <charconv>
@@ -261,6 +263,24 @@ private:
       expect(")");
     } else {
       f.resultTypes.push_back(type());
+    }
+    if (accept("!")) {
+      expect("[");
+      while (!isPunct("]")) {
+        Tok e = take(T::Ident, "an effect (gpu, io, ...)");
+        if (!isEffectName(e.text))
+          failAt(e.span, "unknown effect `" + e.text + "` (effects: clock, gpu, io, model, net, rand)");
+        if (std::find(f.effects.begin(), f.effects.end(), e.text) != f.effects.end())
+          failAt(e.span, "effect `" + e.text + "` is declared twice");
+        f.effects.push_back(e.text);
+        if (!accept(","))
+          break;
+      }
+      expect("]");
+      std::sort(f.effects.begin(), f.effects.end(), [](const std::string &a, const std::string &b) {
+        return std::find(std::begin(kEffectNames), std::end(kEffectNames), a) <
+               std::find(std::begin(kEffectNames), std::end(kEffectNames), b);
+      });
     }
     f.loc = location();
     f.textSpan = kw.span;

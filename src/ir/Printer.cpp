@@ -25,6 +25,12 @@ public:
         out_ += (i ? ", " : "") + typeText(f_.resultTypes[i]);
       out_ += ")";
     }
+    if (!f_.effects.empty()) {
+      out_ += " ![";
+      for (size_t i = 0; i < f_.effects.size(); ++i)
+        out_ += (i ? ", " : "") + f_.effects[i];
+      out_ += "]";
+    }
     out_ += location(f_.loc) + " {\n";
     for (const Op &op : f_.ops)
       printOp(op, 1);

@@ -12,13 +12,6 @@
 
 namespace keel::sema {
 
-bool isEffectName(std::string_view name) {
-  for (std::string_view e : {"clock", "gpu", "io", "model", "net", "rand"})
-    if (name == e)
-      return true;
-  return false;
-}
-
 namespace detail {
 
 /// Spellings that people try for the low-precision types (E0910).

@@ -169,6 +169,9 @@ struct Function {
   std::string name;
   std::vector<ValueId> params;
   std::vector<TensorType> resultTypes;
+  /// The effects the function declares (`![gpu]`; support/Effects.h), in
+  /// the table's order, each once; text `-> T ![gpu, io]`.
+  std::vector<std::string> effects;
   std::vector<Op> ops; ///< ends with `return`
   Location loc;
   Span textSpan;

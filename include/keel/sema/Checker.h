@@ -19,15 +19,13 @@
 #include "keel/sema/Solver.h"
 #include "keel/sema/Types.h"
 #include "keel/support/Diagnostics.h"
+#include "keel/support/Effects.h"
 #include "keel/syntax/AST.h"
 
 #include <set>
 #include <unordered_map>
 
 namespace keel::sema {
-
-/// The six effect names of Sailfin.
-bool isEffectName(std::string_view name);
 
 struct FunctionSig {
   const syntax::FunctionDecl *decl = nullptr;
