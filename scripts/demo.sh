@@ -17,6 +17,9 @@ echo
 echo "== keel run examples/transformer.sfn --entry softmax --arg x=random:7 --bind S=2,T=5"
 $keel run examples/transformer.sfn --entry softmax --arg x=random:7 --bind S=2,T=5
 echo
+echo "== keel emit --linalg ... --main | scripts/mlir-run.sh   (the same softmax as MLIR linalg, run by MLIR's own tools; f32 bit patterns)"
+$keel emit --linalg examples/transformer.sfn --entry softmax --bind S=2,T=5 --main --arg x=random:7 | scripts/mlir-run.sh
+echo
 echo "== keel ir examples/transformer.sfn --entry mlp --bind S=2,D=4,F=8"
 $keel ir examples/transformer.sfn --entry mlp --bind S=2,D=4,F=8
 echo
