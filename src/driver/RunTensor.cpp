@@ -226,16 +226,6 @@ std::vector<uint64_t> encodingsOf(const rt::Tensor &t) {
   return out;
 }
 
-int tensorEntry(const TensorRunOptions &o, const LinalgEmitOptions *linalg);
-
-} // namespace
-
-int runTensorEntry(const TensorRunOptions &o) { return tensorEntry(o, nullptr); }
-
-int emitLinalgEntry(const TensorRunOptions &o, const LinalgEmitOptions &linalg) { return tensorEntry(o, &linalg); }
-
-namespace {
-
 /// `keel run --entry` (linalg null) or `keel emit --linalg`: the two share
 /// the arguments, the instantiation and the passes.
 int tensorEntry(const TensorRunOptions &o, const LinalgEmitOptions *linalg) {
@@ -403,5 +393,9 @@ int tensorEntry(const TensorRunOptions &o, const LinalgEmitOptions *linalg) {
 }
 
 } // namespace
+
+int runTensorEntry(const TensorRunOptions &o) { return tensorEntry(o, nullptr); }
+
+int emitLinalgEntry(const TensorRunOptions &o, const LinalgEmitOptions &linalg) { return tensorEntry(o, &linalg); }
 
 } // namespace keel::driver

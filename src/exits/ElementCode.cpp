@@ -603,22 +603,5 @@ std::string Block::select(DType t, const std::string &c, const std::string &a, c
   return op("arith.select " + c + ", " + a + ", " + b + " : " + ty(t));
 }
 
-uint64_t identityEncoding(ir::Combiner c, DType acc) {
-  bool isFloat = ir::isFloatType(acc);
-  int bits = ir::encodingBits(acc);
-  uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-  bool isSigned = ir::isSignedType(acc) && acc != DType::Bool;
-  double inf = std::numeric_limits<double>::infinity();
-  switch (c) {
-  case ir::Combiner::Sum: case ir::Combiner::ArgMax: case ir::Combiner::ArgMin:
-    return isFloat ? fp::info(*ir::formatOf(acc)).signMask() : 0; // -0
-  case ir::Combiner::Prod: return isFloat ? encodingOf(acc, 1.0) : 1;
-  case ir::Combiner::Max: return isFloat ? encodingOf(acc, -inf) : isSigned ? uint64_t{1} << (bits - 1) : 0;
-  case ir::Combiner::Min: return isFloat ? encodingOf(acc, inf) : isSigned ? mask >> 1 : mask;
-  case ir::Combiner::And: return 1;
-  case ir::Combiner::Or: return 0;
-  }
-  return 0;
-}
 
 } // namespace keel::exits::detail

@@ -93,10 +93,6 @@ private:
   std::string text_;
 };
 
-/// Keel's identity of a combiner in the accumulator dtype (-0 for a float
-/// sum, -inf / +inf or the integer extremes for max / min).
-uint64_t identityEncoding(ir::Combiner c, ir::DType acc);
-
 } // namespace keel::exits::detail
 
 #endif // KEEL_EXITS_ELEMENTCODE_H

@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <functional>
 #include <map>
 #include <numeric>
 #include <set>
@@ -285,6 +284,15 @@ private:
   /// `%r = convert acc -> dtype` when they differ.
   std::string convertAll(const std::string &t, const TensorType &from, const TensorType &to, const Location &loc);
   void define(ValueId v, const std::string &name) { ssa_[v] = name; }
+  /// `%a, %b` and their types, `tensor<..>, tensor<..>`.
+  std::pair<std::string, std::string> operandList(const std::vector<ValueId> &values) const {
+    std::string names, types;
+    for (size_t i = 0; i < values.size(); ++i) {
+      names += (i ? ", " : "") + tensor(values[i]);
+      types += (i ? ", " : "") + mlirTensorType(type(values[i]));
+    }
+    return {names, types};
+  }
   std::string nameFor(ValueId v) {
     auto it = names_.find(v);
     std::string n = it != names_.end() ? it->second : fresh();
@@ -523,7 +531,7 @@ void FunctionEmitter::reduce(const Op &o, const std::unordered_map<ValueId, cons
   TensorType accType = TensorType::make(acc, out.shape);
   auto reduced = [&](size_t d) { return std::binary_search(o.dims.begin(), o.dims.end(), static_cast<int64_t>(d)); };
   if (named && !isArg(o.combiner)) { // linalg.reduce: its loops visit each output's inputs in index order
-    std::string init = filled(accType, detail::identityEncoding(o.combiner, acc));
+    std::string init = filled(accType, identityEncoding(o.combiner, acc));
     std::string x = fresh(), a = fresh(), r = fresh();
     Block b(counter_, "        ", helpers_);
     std::string combined = b.binary(combineCode(o.combiner), acc, a, b.convert(in.dtype, acc, x));
@@ -543,7 +551,7 @@ void FunctionEmitter::reduce(const Op &o, const std::unordered_map<ValueId, cons
   }
   Generic g(*this, in.shape, iterators, inlined);
   if (!isArg(o.combiner)) {
-    std::string a = g.output(filled(accType, detail::identityEncoding(o.combiner, acc)), accType, outPoint);
+    std::string a = g.output(filled(accType, identityEncoding(o.combiner, acc)), accType, outPoint);
     std::string x = g.value(o.operands[0], identityPoint(in.rank()));
     Block &b = g.body();
     std::string r = g.finish({b.binary(combineCode(o.combiner), acc, a, b.convert(in.dtype, acc, x))}, o.loc)[0];
@@ -554,7 +562,7 @@ void FunctionEmitter::reduce(const Op &o, const std::unordered_map<ValueId, cons
   // among the reduced axes; the first element is always taken, then a
   // strictly better one or the first NaN.
   TensorType positions = TensorType::make(DType::I64, out.shape);
-  std::string best = g.output(filled(accType, detail::identityEncoding(o.combiner, acc)), accType, outPoint);
+  std::string best = g.output(filled(accType, identityEncoding(o.combiner, acc)), accType, outPoint);
   std::string where = g.output(filled(positions, 0), positions, outPoint);
   std::string x = g.value(o.operands[0], identityPoint(in.rank()));
   Block &b = g.body();
@@ -586,7 +594,7 @@ void FunctionEmitter::dot(const Op &o, const std::unordered_map<ValueId, const O
   const TensorType &lhs = type(o.operands[0]), &rhs = type(o.operands[1]), &out = type(o.results[0]);
   DType acc = *o.acc;
   TensorType accType = TensorType::make(acc, out.shape);
-  std::string init = filled(accType, detail::identityEncoding(Combiner::Sum, acc)); // -0 for floats
+  std::string init = filled(accType, identityEncoding(Combiner::Sum, acc)); // -0 for floats
   bool plain = named && !isFp8Element(lhs.dtype); // linalg widens with arith.extf, which fp8 lacks on the CPU
   auto is = [](const std::vector<int64_t> &v, std::vector<int64_t> want) { return v == want; };
   std::string kind;
@@ -800,11 +808,7 @@ void FunctionEmitter::op(const Op &o) {
   case OpKind::Concatenate: {
     if (o.operands.size() == 1)
       return alias();
-    std::string names, types;
-    for (size_t i = 0; i < o.operands.size(); ++i) {
-      names += (i ? ", " : "") + tensor(o.operands[i]);
-      types += (i ? ", " : "") + mlirTensorType(in(i));
-    }
+    auto [names, types] = operandList(o.operands);
     std::string r = fresh();
     line(r + " = tensor.concat dim(" + std::to_string(o.axis) + ") " + names + " : (" + types + ") -> " +
          mlirTensorType(result()) + loc);
@@ -816,11 +820,8 @@ void FunctionEmitter::op(const Op &o) {
   case OpKind::Copy: case OpKind::Relayout: // a tensor is a value: the same one, whatever the layout
     return alias();
   case OpKind::Call: {
-    std::string args, argTypes, resultTypes;
-    for (size_t i = 0; i < o.operands.size(); ++i) {
-      args += (i ? ", " : "") + tensor(o.operands[i]);
-      argTypes += (i ? ", " : "") + mlirTensorType(in(i));
-    }
+    auto [args, argTypes] = operandList(o.operands);
+    std::string resultTypes;
     for (size_t i = 0; i < o.resultTypes.size(); ++i)
       resultTypes += (i ? ", " : "") + mlirTensorType(o.resultTypes[i]);
     std::string r = fresh();
@@ -832,11 +833,7 @@ void FunctionEmitter::op(const Op &o) {
     return;
   }
   case OpKind::Return: {
-    std::string values, types;
-    for (size_t i = 0; i < o.operands.size(); ++i) {
-      values += (i ? ", " : "") + tensor(o.operands[i]);
-      types += (i ? ", " : "") + mlirTensorType(in(i));
-    }
+    auto [values, types] = operandList(o.operands);
     line("return" + (values.empty() ? "" : " " + values + " : " + types) + loc);
     return;
   }
@@ -895,19 +892,15 @@ std::string FunctionEmitter::emit() {
 std::vector<const Function *> reachable(const Module &m, const std::string &entry) {
   std::set<std::string> seen{entry};
   std::vector<std::string> work{entry};
-  std::function<void(const std::vector<Op> &)> scan = [&](const std::vector<Op> &ops) {
-    for (const Op &o : ops) {
-      if (o.kind == OpKind::Call && seen.insert(o.callee).second)
-        work.push_back(o.callee);
-      if (o.region)
-        scan(o.region->ops);
-    }
-  };
   while (!work.empty()) {
-    std::string name = work.back();
+    const Function *f = m.find(work.back());
     work.pop_back();
-    if (const Function *f = m.find(name))
-      scan(f->ops);
+    std::vector<const Op *> calls;
+    if (f)
+      collectCalls(f->ops, calls);
+    for (const Op *call : calls)
+      if (seen.insert(call->callee).second)
+        work.push_back(call->callee);
   }
   std::vector<const Function *> out{m.find(entry)};
   for (const Function &f : m.functions)

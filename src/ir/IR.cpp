@@ -2,6 +2,7 @@
 #include "keel/ir/IR.h"
 
 #include <array>
+#include <limits>
 
 namespace keel::ir {
 
@@ -163,6 +164,33 @@ bool isLegal(Combiner c, DType t) {
   case Combiner::And: case Combiner::Or: return t == DType::Bool;
   }
   return false;
+}
+
+uint64_t identityEncoding(Combiner c, DType acc) {
+  bool isFloat = isFloatType(acc), isSigned = isSignedType(acc) && acc != DType::Bool;
+  int bits = encodingBits(acc);
+  uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  double inf = std::numeric_limits<double>::infinity();
+  auto value = [&](double v) { return fp::fromF64(*formatOf(acc), v); };
+  switch (c) {
+  case Combiner::Sum: case Combiner::ArgMax: case Combiner::ArgMin:
+    return isFloat ? fp::info(*formatOf(acc)).signMask() : 0; // -0
+  case Combiner::Prod: return isFloat ? value(1.0) : 1;
+  case Combiner::Max: return isFloat ? value(-inf) : isSigned ? uint64_t{1} << (bits - 1) : 0;
+  case Combiner::Min: return isFloat ? value(inf) : isSigned ? mask >> 1 : mask;
+  case Combiner::And: return 1;
+  case Combiner::Or: return 0;
+  }
+  return 0;
+}
+
+void collectCalls(const std::vector<Op> &ops, std::vector<const Op *> &calls) {
+  for (const Op &o : ops) {
+    if (o.kind == OpKind::Call)
+      calls.push_back(&o);
+    if (o.region)
+      collectCalls(o.region->ops, calls);
+  }
 }
 
 const Function *Module::find(std::string_view name) const {

@@ -223,16 +223,6 @@ private:
 
 namespace {
 
-/// Each call op of `ops`, fusion regions included.
-void collectCalls(const std::vector<Op> &ops, std::vector<const Op *> &calls) {
-  for (const Op &o : ops) {
-    if (o.kind == OpKind::Call)
-      calls.push_back(&o);
-    if (o.region)
-      collectCalls(o.region->ops, calls);
-  }
-}
-
 /// The IR has no control flow, so a function that calls itself, directly or
 /// through others, could never return: each call cycle is an error, reported
 /// at the call that closes it.

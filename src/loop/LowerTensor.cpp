@@ -224,29 +224,7 @@ CompareOp compareOp(ir::CompareDir d) {
 
 /// The first value of an accumulator: the combiner's identity (-0 for a
 /// float sum, so that a sum of negative zeros stays -0 as in IEEE).
-ExprPtr identity(ir::Combiner c, DType acc) {
-  Type t = computeType(acc);
-  bool f64 = acc == DType::F64;
-  int bits = typeBits(t);
-  uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-  uint64_t signedMin = acc == DType::I4 ? 0xF8 : (uint64_t{1} << (bits - 1));
-  uint64_t signedMax = acc == DType::I4 ? 7 : mask >> 1;
-  bool isFloat = ir::isFloatType(acc), isSigned = ir::isSignedType(acc);
-  switch (c) {
-  case ir::Combiner::Sum:
-  case ir::Combiner::ArgMax:
-  case ir::Combiner::ArgMin:
-    return makeConst(t, isFloat ? (f64 ? 0x8000000000000000ull : 0x80000000ull) : 0);
-  case ir::Combiner::Prod: return makeConst(t, isFloat ? (f64 ? 0x3FF0000000000000ull : 0x3F800000ull) : 1);
-  case ir::Combiner::Max:
-    return makeConst(t, isFloat ? (f64 ? 0xFFF0000000000000ull : 0xFF800000ull) : isSigned ? signedMin : 0);
-  case ir::Combiner::Min:
-    return makeConst(t, isFloat ? (f64 ? 0x7FF0000000000000ull : 0x7F800000ull) : isSigned ? signedMax : mask);
-  case ir::Combiner::And: return makeConst(Type::Bool, 1);
-  case ir::Combiner::Or: return makeConst(Type::Bool, 0);
-  }
-  return makeConst(t, 0);
-}
+ExprPtr identity(ir::Combiner c, DType acc) { return encodingConst(acc, ir::identityEncoding(c, acc)); }
 
 /// Element strides of a type's layout.
 std::vector<int64_t> strides(const TensorType &t) {

@@ -25,6 +25,9 @@ import random
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "exits"))
+import linalg_check  # noqa: E402  (the linalg exit's comparison, for --linalg)
+
 FLOATS = ["f32", "f16", "bf16", "f64", "tf32", "fp8e4m3fn", "fp8e5m2"]
 LOW_PRECISION = ["f16", "bf16", "tf32", "fp8e4m3fn", "fp8e5m2"]
 INTS = ["i32", "i8", "u8", "i64"]
@@ -177,8 +180,6 @@ def check(keel, work, seed, path, fn):
 
 def check_linalg(keel, work, seed, path, fn):
     """The failure through the linalg exit, or None."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "exits"))
-    import linalg_check
     args = [f"{i}=random:{i + 11}" for i in range(len(fn.params))]
     try:
         problems, _, _ = linalg_check.check(keel, path, fn.name, args, "", ["--keel-math"])

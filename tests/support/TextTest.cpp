@@ -1,4 +1,5 @@
 //===- TextTest.cpp -------------------------------------------------------===//
+#include "keel/support/Source.h"
 #include "keel/support/Text.h"
 
 #include <gtest/gtest.h>
@@ -26,4 +27,18 @@ TEST(TextTest, FieldsAndTrim) {
   EXPECT_EQ(fields[0], "0x3c00");
   EXPECT_EQ(fields[1], "0x4000");
   EXPECT_TRUE(splitFields("   ").empty());
+}
+
+// An IR location (file name, 1-based line and column) back to a span of the
+// loaded source: what exits report E0915 at.
+TEST(SourceManager, SpanAtLineAndColumn) {
+  keel::SourceManager sources;
+  keel::FileId f = sources.add("a.sfn", "fn f() {\n  let x = 1;\n}\n");
+  keel::Span s = sources.spanAt("a.sfn", 2, 7); // the `x`
+  ASSERT_TRUE(s.valid());
+  EXPECT_EQ(s.file, f);
+  EXPECT_EQ(sources.slice(s), "x");
+  EXPECT_FALSE(sources.spanAt("b.sfn", 2, 7).valid()); // not loaded
+  EXPECT_FALSE(sources.spanAt("a.sfn", 9, 1).valid()); // past the last line
+  EXPECT_FALSE(sources.spanAt("a.sfn", 0, 1).valid());
 }

@@ -115,6 +115,12 @@ std::optional<Combiner> parseCombiner(std::string_view s);
 bool isLegal(UnaryCode c, DType t);
 bool isLegal(BinaryCode c, DType t);
 bool isLegal(Combiner c, DType t);
+/// The first value of a reduction's accumulator, as an encoding of `acc`:
+/// the combiner's identity (-0 for a float sum, so that a sum of negative
+/// zeros stays -0; 1 for a product; -inf / +inf, or the integer extremes,
+/// for max / min; true for and, false for or). argmax / argmin start at the
+/// sum's. A contraction starts at the sum's.
+uint64_t identityEncoding(Combiner c, DType acc);
 
 using ValueId = uint32_t;
 
@@ -183,6 +189,9 @@ struct Function {
     return static_cast<ValueId>(valueTypes.size() - 1);
   }
 };
+
+/// Appends each call op of `ops` to `calls`, fusion regions included.
+void collectCalls(const std::vector<Op> &ops, std::vector<const Op *> &calls);
 
 struct Module {
   std::vector<Function> functions;
