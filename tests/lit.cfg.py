@@ -1,6 +1,7 @@
 # lit configuration for Keel's command-line tests: tests/**/*.test and the
 # annotated programs tests/**/*.sfn (run with keel check --verify).
 import os
+import shutil
 import lit.formats
 
 config.name = "Keel"
@@ -29,7 +30,23 @@ else:
                     "(apt-get install mlir-22-tools, or set KEEL_MLIR_BIN)")
 config.substitutions.append(("%mlir-run", os.path.join(config.keel_source_dir, "scripts", "mlir-run.sh")))
 config.substitutions.append(("%mlir-opt", os.path.join(mlir_bin, "mlir-opt")))
+# The StableHLO exit's tests run the pinned StableHLO 1.13.8 tools
+# (scripts/stablehlo-tools.sh builds them; KEEL_STABLEHLO_BIN names their
+# folder, else PATH): `REQUIRES: stablehlo` tests are reported unsupported
+# where they are absent. Keel itself never needs them.
+stablehlo_bin = os.environ.get("KEEL_STABLEHLO_BIN")
+stablehlo_tools = [os.path.join(stablehlo_bin, t) if stablehlo_bin else shutil.which(t) or ""
+                   for t in ("stablehlo-opt", "stablehlo-translate")]
+if all(t and os.access(t, os.X_OK) for t in stablehlo_tools):
+    config.available_features.add("stablehlo")
+    config.environment["KEEL_STABLEHLO_BIN"] = os.path.dirname(stablehlo_tools[0])
+    config.substitutions.append(("%stablehlo-opt", stablehlo_tools[0]))
+else:
+    lit_config.note("StableHLO exit validation tests unsupported: no stablehlo-opt and stablehlo-translate in "
+                    f"{stablehlo_bin or 'PATH'} (build StableHLO 1.13.8's with scripts/stablehlo-tools.sh and set "
+                    "KEEL_STABLEHLO_BIN)")
 # The sanitizer suite's settings reach the commands the tests run.
-for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "KEEL_FUZZ_ITERATIONS", "KEEL_LINALG_ITERATIONS"):
+for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "KEEL_FUZZ_ITERATIONS", "KEEL_LINALG_ITERATIONS",
+             "KEEL_STABLEHLO_ITERATIONS"):
     if name in os.environ:
         config.environment[name] = os.environ[name]

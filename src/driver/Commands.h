@@ -48,12 +48,15 @@ struct TensorRunOptions {
 int runTensorEntry(const TensorRunOptions &options);
 
 /// `keel emit --linalg FILE --entry F [--bind ...] [--keel-math]
-/// [--main --arg NAME=SPEC...]`: the MLIR linalg exit (exits/Linalg.h).
-struct LinalgEmitOptions {
-  bool main = false;     ///< a @main that runs the entry on --arg's values and prints the results' bits
-  bool keelMath = false; ///< transcendentals call libkeel_math.so
+/// [--main --arg NAME=SPEC...]`: the MLIR linalg exit (exits/Linalg.h);
+/// `keel emit --stablehlo FILE --entry F [--bind ...] [--main --arg ...]`:
+/// the StableHLO exit (exits/StableHlo.h).
+struct ExitEmitOptions {
+  bool stablehlo = false; ///< which exit: StableHLO, else linalg
+  bool main = false;      ///< a @main that runs the entry on --arg's values and gives the results' bits
+  bool keelMath = false;  ///< linalg: transcendentals call libkeel_math.so
 };
-int emitLinalgEntry(const TensorRunOptions &options, const LinalgEmitOptions &linalg);
+int emitExitEntry(const TensorRunOptions &options, const ExitEmitOptions &exit);
 
 /// `keel fp ...`: the numerics library at the command line.
 /// Messages go to `errors` (stderr; the fuzz target passes a sink).

@@ -7,6 +7,8 @@
 //   keel emit --linalg FILE --entry F [--bind N=4] [--keel-math]
 //             [--main --arg NAME=FILE.npy|NAME=random:SEED...]
 //                            the MLIR linalg exit of a tensor function (RunTensor.cpp)
+//   keel emit --stablehlo FILE --entry F [--bind N=4] [--main --arg ...]
+//                            its StableHLO exit (an entry declaring ![gpu])
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -61,8 +63,8 @@ std::unique_ptr<Compiled> compileFile(const std::string &command, const std::str
 struct Parsed {
   OutputOptions output;
   std::string path, emit;
-  TensorRunOptions tensor; ///< keel run --entry, keel emit --linalg
-  LinalgEmitOptions linalg; ///< keel emit --linalg --main / --keel-math
+  TensorRunOptions tensor; ///< keel run --entry, keel emit --linalg / --stablehlo
+  ExitEmitOptions exit;    ///< keel emit --linalg / --stablehlo, --main, --keel-math
   std::optional<int64_t> maxMemory; ///< keel run --max-memory
 };
 
@@ -101,12 +103,12 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
       return std::nullopt;
     }
     bool run = command == "run";
-    if (emit && (a == "--llvm" || a == "--loop" || a == "--llvm-opt" || a == "--linalg"))
+    if (emit && (a == "--llvm" || a == "--loop" || a == "--llvm-opt" || a == "--linalg" || a == "--stablehlo"))
       p.emit = std::string(a.substr(2));
     else if (emit && a == "--main")
-      p.linalg.main = true;
+      p.exit.main = true;
     else if (emit && a == "--keel-math")
-      p.linalg.keelMath = true;
+      p.exit.keelMath = true;
     else if ((run && (a == "--entry" || a == "--arg" || a == "--out" || a == "--bind" || a == "--repeat" ||
                       a == "--max-memory")) ||
              (emit && (a == "--entry" || a == "--arg" || a == "--bind"))) {
@@ -171,15 +173,21 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
     std::fprintf(stderr, "keel %s: error: --arg, --bind, --out and --repeat go with --entry F\n", command.c_str());
     return std::nullopt;
   }
-  if (emit && p.emit != "linalg" && (!p.tensor.entry.empty() || p.linalg.main || p.linalg.keelMath)) {
-    std::fprintf(stderr, "keel emit: error: --entry, --main and --keel-math go with --linalg\n");
+  bool exitEmit = p.emit == "linalg" || p.emit == "stablehlo";
+  if (emit && !exitEmit && (!p.tensor.entry.empty() || p.exit.main || p.exit.keelMath)) {
+    std::fprintf(stderr, "keel emit: error: --entry and --main go with --linalg or --stablehlo, --keel-math with --linalg\n");
     return std::nullopt;
   }
-  if (emit && p.emit == "linalg" && p.tensor.entry.empty()) {
-    std::fprintf(stderr, "keel emit: error: --linalg emits one tensor function and its callees: name it with --entry F\n");
+  if (emit && p.emit == "stablehlo" && p.exit.keelMath) {
+    std::fprintf(stderr, "keel emit: error: --keel-math goes with --linalg: the StableHLO exit calls no library\n");
     return std::nullopt;
   }
-  if (emit && !p.tensor.args.empty() && !p.linalg.main) {
+  if (emit && exitEmit && p.tensor.entry.empty()) {
+    std::fprintf(stderr, "keel emit: error: --%s emits one tensor function and its callees: name it with --entry F\n",
+                 p.emit.c_str());
+    return std::nullopt;
+  }
+  if (emit && !p.tensor.args.empty() && !p.exit.main) {
     std::fprintf(stderr, "keel emit: error: --arg gives the values @main runs on: add --main\n");
     return std::nullopt;
   }
@@ -187,6 +195,8 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
     if (emit)
       std::fprintf(stderr, "usage: keel emit --llvm|--llvm-opt|--loop FILE\n"
                            "       keel emit --linalg FILE --entry F [--bind N=4] [--keel-math] "
+                           "[--main --arg NAME=FILE.npy|NAME=random:SEED...]\n"
+                           "       keel emit --stablehlo FILE --entry F [--bind N=4] "
                            "[--main --arg NAME=FILE.npy|NAME=random:SEED...]\n");
     else
       std::fprintf(stderr, "usage: keel %s FILE%s\n", command.c_str(),
@@ -269,12 +279,13 @@ int runEmit(const std::vector<std::string_view> &args) {
   std::optional<Parsed> p = parseArgs("emit", args, true);
   if (!p)
     return 2;
-  if (p->emit == "linalg") {
+  if (p->emit == "linalg" || p->emit == "stablehlo") {
     p->tensor.path = p->path;
     p->tensor.output = p->output;
     p->tensor.command = "emit";
-    p->tensor.argumentsRequired = p->linalg.main;
-    return emitLinalgEntry(p->tensor, p->linalg);
+    p->tensor.argumentsRequired = p->exit.main;
+    p->exit.stablehlo = p->emit == "stablehlo";
+    return emitExitEntry(p->tensor, p->exit);
   }
   std::unique_ptr<Compiled> compiled = compileFile("emit", p->path, p->output, false);
   if (!compiled)

@@ -17,6 +17,7 @@
 
 #include "keel/codegen/Codegen.h"
 #include "keel/exits/Linalg.h"
+#include "keel/exits/StableHlo.h"
 #include "keel/instantiate/Builder.h"
 #include "keel/ir/Text.h"
 #include "keel/loop/LowerTensor.h"
@@ -226,9 +227,9 @@ std::vector<uint64_t> encodingsOf(const rt::Tensor &t) {
   return out;
 }
 
-/// `keel run --entry` (linalg null) or `keel emit --linalg`: the two share
-/// the arguments, the instantiation and the passes.
-int tensorEntry(const TensorRunOptions &o, const LinalgEmitOptions *linalg) {
+/// `keel run --entry` (exit null) or `keel emit --linalg / --stablehlo`:
+/// they share the arguments, the instantiation and the passes.
+int tensorEntry(const TensorRunOptions &o, const ExitEmitOptions *exit) {
   std::vector<Argument> args;
   for (const auto &[name, spec] : o.args) {
     Argument a{name, spec, randomSeed(spec), std::nullopt};
@@ -270,17 +271,20 @@ int tensorEntry(const TensorRunOptions &o, const LinalgEmitOptions *linalg) {
   if (!module || diags.errorCount() > 0)
     return 1;
   const ir::Function *f = module->find(o.entry);
-  if (linalg) {
-    exits::LinalgOptions options{o.entry, linalg->keelMath, std::nullopt, o.path};
-    if (linalg->main) {
+  if (exit) {
+    std::optional<std::vector<std::vector<uint64_t>>> mainArguments;
+    if (exit->main) {
       std::optional<std::vector<rt::Tensor>> inputs = inputsFor(o, *f, args, names, false);
       if (!inputs)
         return 1;
-      options.mainArguments.emplace();
+      mainArguments.emplace();
       for (const rt::Tensor &t : *inputs)
-        options.mainArguments->push_back(encodingsOf(t));
+        mainArguments->push_back(encodingsOf(t));
     }
-    std::optional<std::string> text = pipeline::emitLinalg(c, *module, options);
+    std::optional<std::string> text =
+        exit->stablehlo
+            ? pipeline::emitStableHlo(c, *module, exits::StableHloOptions{o.entry, o.path, mainArguments})
+            : pipeline::emitLinalg(c, *module, exits::LinalgOptions{o.entry, exit->keelMath, mainArguments, o.path});
     reporter.finish();
     if (!text)
       return 1;
@@ -396,6 +400,6 @@ int tensorEntry(const TensorRunOptions &o, const LinalgEmitOptions *linalg) {
 
 int runTensorEntry(const TensorRunOptions &o) { return tensorEntry(o, nullptr); }
 
-int emitLinalgEntry(const TensorRunOptions &o, const LinalgEmitOptions &linalg) { return tensorEntry(o, &linalg); }
+int emitExitEntry(const TensorRunOptions &o, const ExitEmitOptions &exit) { return tensorEntry(o, &exit); }
 
 } // namespace keel::driver

@@ -887,28 +887,6 @@ std::string FunctionEmitter::emit() {
 
 //===-- The module --------------------------------------------------------===//
 
-/// The entry and every function it calls (fusion regions included), entry
-/// first, then in module order.
-std::vector<const Function *> reachable(const Module &m, const std::string &entry) {
-  std::set<std::string> seen{entry};
-  std::vector<std::string> work{entry};
-  while (!work.empty()) {
-    const Function *f = m.find(work.back());
-    work.pop_back();
-    std::vector<const Op *> calls;
-    if (f)
-      collectCalls(f->ops, calls);
-    for (const Op *call : calls)
-      if (seen.insert(call->callee).second)
-        work.push_back(call->callee);
-  }
-  std::vector<const Function *> out{m.find(entry)};
-  for (const Function &f : m.functions)
-    if (f.name != entry && seen.count(f.name))
-      out.push_back(&f);
-  return out;
-}
-
 /// `@main`: the arguments as constants, the call, and each result's
 /// encodings printed as unsigned integers, one line per result.
 std::string emitMain(const Function &entry, const std::string &symbol, const std::vector<std::vector<uint64_t>> &args,
@@ -991,7 +969,7 @@ std::string indented(const std::string &text) {
 
 LinalgOutput emitLinalg(const Module &m, const LinalgOptions &options) {
   LinalgOutput out;
-  std::vector<const Function *> functions = reachable(m, options.entry);
+  std::vector<const Function *> functions = reachableFrom(m, options.entry);
   // Symbols: Keel's names, unless one is a name the module itself needs
   // (the runner's printing functions, Keel's math functions, @main, the
   // `keel.` helpers), which gets a `_` appended (or `user.` before).

@@ -7,7 +7,9 @@ namespace keel::exits {
 
 using ir::DType;
 
-std::string mlirElementType(DType t) {
+std::string mlirElementType(DType t, Integers ints) {
+  if (ints == Integers::Unsigned && ir::isIntegerType(t) && !ir::isSignedType(t))
+    return "u" + mlirElementType(t);
   switch (t) {
   case DType::Bool: return "i1";
   case DType::I4: return "i4";
@@ -26,14 +28,14 @@ std::string mlirElementType(DType t) {
   return "?";
 }
 
-std::string mlirTensorType(const ir::TensorType &t) {
+std::string mlirTensorType(const ir::TensorType &t, Integers ints) {
   std::string s = "tensor<";
   for (int64_t d : t.shape)
     s += std::to_string(d) + "x";
-  return s + mlirElementType(t.dtype) + ">";
+  return s + mlirElementType(t.dtype, ints) + ">";
 }
 
-std::string mlirLiteral(DType t, uint64_t encoding) {
+std::string mlirLiteral(DType t, uint64_t encoding, Integers ints) {
   if (t == DType::Bool)
     return encoding ? "true" : "false";
   if (std::optional<fp::Format> f = ir::formatOf(t)) {
@@ -43,6 +45,8 @@ std::string mlirLiteral(DType t, uint64_t encoding) {
   }
   int bits = ir::encodingBits(t);
   uint64_t v = bits == 64 ? encoding : encoding & ((uint64_t{1} << bits) - 1);
+  if (ints == Integers::Unsigned && !ir::isSignedType(t))
+    return std::to_string(v);
   if (bits < 64 && (v >> (bits - 1)) & 1)
     v |= ~uint64_t{0} << bits; // sign-extend: the two's-complement value
   return std::to_string(static_cast<int64_t>(v));
@@ -54,29 +58,29 @@ std::string mlirConstant(const std::string &literal, const std::string &type) {
 
 namespace {
 
-void nested(std::string &out, const ir::TensorType &t, const std::vector<uint64_t> &encodings, size_t dim,
-            size_t &next) {
+void nested(std::string &out, const ir::TensorType &t, const std::vector<uint64_t> &encodings, Integers ints,
+            size_t dim, size_t &next) {
   if (dim == t.rank()) {
-    out += mlirLiteral(t.dtype, encodings[next++]);
+    out += mlirLiteral(t.dtype, encodings[next++], ints);
     return;
   }
   out += "[";
   for (int64_t i = 0; i < t.shape[dim]; ++i) {
     if (i)
       out += ", ";
-    nested(out, t, encodings, dim + 1, next);
+    nested(out, t, encodings, ints, dim + 1, next);
   }
   out += "]";
 }
 
 } // namespace
 
-std::string mlirDense(const ir::TensorType &t, const std::vector<uint64_t> &encodings) {
+std::string mlirDense(const ir::TensorType &t, const std::vector<uint64_t> &encodings, Integers ints) {
   if (encodings.size() == 1)
-    return "dense<" + mlirLiteral(t.dtype, encodings[0]) + ">";
+    return "dense<" + mlirLiteral(t.dtype, encodings[0], ints) + ">";
   std::string out = "dense<";
   size_t next = 0;
-  nested(out, t, encodings, 0, next);
+  nested(out, t, encodings, ints, 0, next);
   return out + ">";
 }
 

@@ -2,6 +2,7 @@
 #include "keel/ir/IR.h"
 
 #include <array>
+#include <set>
 #include <limits>
 
 namespace keel::ir {
@@ -191,6 +192,26 @@ void collectCalls(const std::vector<Op> &ops, std::vector<const Op *> &calls) {
     if (o.region)
       collectCalls(o.region->ops, calls);
   }
+}
+
+std::vector<const Function *> reachableFrom(const Module &m, const std::string &entry) {
+  std::set<std::string> seen{entry};
+  std::vector<std::string> work{entry};
+  while (!work.empty()) {
+    const Function *f = m.find(work.back());
+    work.pop_back();
+    std::vector<const Op *> calls;
+    if (f)
+      collectCalls(f->ops, calls);
+    for (const Op *call : calls)
+      if (seen.insert(call->callee).second)
+        work.push_back(call->callee);
+  }
+  std::vector<const Function *> out{m.find(entry)};
+  for (const Function &f : m.functions)
+    if (f.name != entry && seen.count(f.name))
+      out.push_back(&f);
+  return out;
 }
 
 const Function *Module::find(std::string_view name) const {

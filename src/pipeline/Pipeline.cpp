@@ -15,10 +15,13 @@
 #include "keel/loop/LowerTensor.h"
 #include "keel/loop/Schedule.h"
 #include "keel/support/Codes.h"
+#include "keel/support/Effects.h"
 #include "keel/transforms/Fusion.h"
 #include "keel/transforms/TestPasses.h"
 
 #include <algorithm>
+#include <cctype>
+#include <functional>
 #include <exception>
 #include <stdexcept>
 
@@ -243,15 +246,95 @@ std::optional<loop::Module> lowerForCpu(Compilation &c, const ir::Module &m, loo
   return into;
 }
 
-std::optional<std::string> emitLinalg(Compilation &c, const ir::Module &m, const exits::LinalgOptions &options) {
-  exits::LinalgOutput out;
-  if (!guarded(c, "linalg", [&] { out = c.timed("linalg", [&] { return exits::emitLinalg(m, options); }); }))
+namespace {
+
+/// The function's signature as its source spells it, with `effect` added to
+/// its effects: `fn f(...) -> T ![gpu, io] requires ...` (the parameters
+/// elided), from the text between its location and its body's `{`.
+std::string withEffect(const SourceManager &sources, Span at, const std::string &effect) {
+  if (!at.valid())
+    return "";
+  std::string_view text = sources.text(at.file);
+  size_t begin = text.rfind('\n', at.begin);
+  begin = begin == std::string_view::npos ? 0 : begin + 1;
+  size_t open = text.find('(', at.begin), brace = text.find('{', at.begin);
+  if (open == std::string_view::npos || brace == std::string_view::npos || open > brace)
+    return "";
+  size_t close = open;
+  for (int depth = 0; close < brace; ++close)
+    if (text[close] == '(')
+      ++depth;
+    else if (text[close] == ')' && --depth == 0)
+      break;
+  std::string tail;
+  for (char ch : text.substr(close + 1, brace - close - 1)) // whitespace runs as one space
+    if (!std::isspace(static_cast<unsigned char>(ch)))
+      tail += ch;
+    else if (!tail.empty() && tail.back() != ' ')
+      tail += ' ';
+  while (!tail.empty() && tail.back() == ' ')
+    tail.pop_back();
+  std::vector<std::string> effects{effect};
+  size_t bang = tail.find("![");
+  size_t end = bang == std::string::npos ? std::string::npos : tail.find(']', bang);
+  std::string after;
+  if (end != std::string::npos) {
+    std::string names = tail.substr(bang + 2, end - bang - 2);
+    for (size_t i = 0; i <= names.size();) {
+      size_t comma = std::min(names.find(',', i), names.size());
+      std::string name = names.substr(i, comma - i);
+      name.erase(0, name.find_first_not_of(' '));
+      name.erase(name.find_last_not_of(' ') + 1);
+      if (!name.empty())
+        effects.push_back(name);
+      i = comma + 1;
+    }
+    after = tail.substr(end + 1);
+    tail = tail.substr(0, bang);
+  } else if (size_t req = tail.find("requires"); req != std::string::npos) {
+    after = " " + tail.substr(req);
+    tail = tail.substr(0, req);
+  }
+  while (!tail.empty() && tail.back() == ' ')
+    tail.pop_back();
+  std::string list;
+  for (std::string_view e : kEffectNames)
+    if (std::find(effects.begin(), effects.end(), e) != effects.end())
+      list += (list.empty() ? "" : ", ") + std::string(e);
+  std::string head(text.substr(begin, open - begin));
+  head.erase(0, head.find_first_not_of(" \t"));
+  return head + "(...)" + (tail.empty() ? "" : " " + tail) + " ![" + list + "]" + after;
+}
+
+/// Reports an exit's refusals (nothing is printed then); its text.
+std::optional<std::string> exitText(Compilation &c, std::string_view step, const std::function<exits::ExitOutput()> &emit) {
+  exits::ExitOutput out;
+  if (!guarded(c, step, [&] { out = c.timed(step, emit); }))
     return std::nullopt;
-  for (const exits::Refusal &r : out.refusals)
-    c.diags.error("E0915", c.sources.spanAt(r.loc.file, r.loc.line, r.loc.column), r.message);
+  for (const exits::Refusal &r : out.refusals) {
+    Span at = c.sources.spanAt(r.loc.file, r.loc.line, r.loc.column);
+    if (r.missingEffect.empty()) {
+      c.diags.error("E0915", at, r.message);
+      continue;
+    }
+    Diagnostic &d = c.diags.error("E0120", at, r.message);
+    std::string signature = withEffect(c.sources, at, r.missingEffect);
+    d.help(signature.empty() ? "declare it: `![" + r.missingEffect + "]` after the function's result type"
+                             : "declare it: `" + signature + "`");
+  }
   if (!out.refusals.empty())
     return std::nullopt;
   return out.text;
+}
+
+} // namespace
+
+std::optional<std::string> emitLinalg(Compilation &c, const ir::Module &m, const exits::LinalgOptions &options) {
+  return exitText(c, "linalg", [&] { return exits::emitLinalg(m, options); });
+}
+
+std::optional<std::string> emitStableHlo(Compilation &c, const ir::Module &m, const exits::StableHloOptions &options) {
+  return exitText(c, "stablehlo", [&] { return exits::emitStableHlo(m, options); });
 }
 
 std::optional<loop::Module> compileProgram(Compilation &c, FileId file) {

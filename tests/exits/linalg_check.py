@@ -12,7 +12,7 @@ last place (the `math` dialect's functions are the host library's, not
 Keel's; a dict gives a bound per dtype); NaN, infinities and signs must
 still agree.
 
-usage (also a module for linalg_ops.py and the lit tests):
+usage (also a module for exit_ops.py and the lit tests):
   linalg_check.py KEEL FILE --entry F [--arg NAME=SPEC]... [--bind N=4]
                   [--no-fuse] [--keel-math] [--ulps N] [--results I,J,...]
 prints `ok: N results equal` or the first differences, and exits 1 then."""
@@ -134,18 +134,18 @@ def through_linalg(keel, source, entry, args, bindings, extra, keel_math_lib, wo
     return results
 
 
-def compare(expected, got, ulps=0, ulp_results=None, names=None):
+def compare(expected, got, ulps=0, ulp_results=None, names=None, exit_name="linalg exit"):
     """Differences as text lines (empty: equal); and the largest ulp
     distance seen among the results allowed one, by dtype."""
     problems, largest = [], {}
     if len(expected) != len(got):
-        return [f"{len(expected)} results from keel run, {len(got)} from the linalg exit"], {}
+        return [f"{len(expected)} results from keel run, {len(got)} from the {exit_name}"], {}
     for k, ((dtype, want), have) in enumerate(zip(expected, got)):
         label = names[k] if names else f"result {k}"
         if len(want) != len(have):
             problems.append(f"{label} ({dtype}): {len(want)} elements from keel run, {len(have)} from the exit")
             continue
-        allowed = ulps.get(dtype, 0) if isinstance(ulps, dict) else ulps
+        allowed = ulps(label, dtype) if callable(ulps) else ulps.get(dtype, 0) if isinstance(ulps, dict) else ulps
         tolerant = allowed and (ulp_results is None or k in ulp_results) and dtype in FORMATS
         for i, (w, h) in enumerate(zip(want, have)):
             if w == h or (is_nan(dtype, w) and is_nan(dtype, h)):
@@ -156,7 +156,7 @@ def compare(expected, got, ulps=0, ulp_results=None, names=None):
                 if d <= allowed and (w & sign) == (h & sign):
                     largest[dtype] = max(largest.get(dtype, 0), d)
                     continue
-            problems.append(f"{label} ({dtype}) element {i}: keel run 0x{w:x}, linalg exit 0x{h:x}")
+            problems.append(f"{label} ({dtype}) element {i}: keel run 0x{w:x}, {exit_name} 0x{h:x}")
             break
     return problems, largest
 

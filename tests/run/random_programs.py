@@ -13,11 +13,17 @@ each); a failure names its module's seed, so that it can be replayed with
 `random_programs.py KEEL DIR SEED`. Two programs run at a time.
 
     random_programs.py KEEL WORKDIR [SEED] --linalg
+    random_programs.py KEEL WORKDIR [SEED] --stablehlo
 
 runs each program instead through the MLIR linalg exit (with --keel-math,
 lowered and run by MLIR's own tools: tests/exits/linalg_check.py) and
 compares its results with `keel run`'s, bit for bit (NaNs as NaNs);
-KEEL_LINALG_ITERATIONS modules (default 6).
+KEEL_LINALG_ITERATIONS modules (default 6). With --stablehlo, through the
+StableHLO exit and the pinned StableHLO interpreter
+(tests/exits/stablehlo_check.py), KEEL_STABLEHLO_ITERATIONS modules
+(default 6): equal bit for bit but for exp, tanh and sigmoid (the
+interpreter's own, a few ulps); a program with tf32 arithmetic must be
+refused with E0915 instead.
 """
 import concurrent.futures
 import os
@@ -27,6 +33,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "exits"))
 import linalg_check  # noqa: E402  (the linalg exit's comparison, for --linalg)
+import stablehlo_check  # noqa: E402  (the StableHLO exit's, for --stablehlo)
 
 FLOATS = ["f32", "f16", "bf16", "f64", "tf32", "fp8e4m3fn", "fp8e5m2"]
 LOW_PRECISION = ["f16", "bf16", "tf32", "fp8e4m3fn", "fp8e5m2"]
@@ -143,7 +150,7 @@ class Function:
             results.append(extra)  # an intermediate returned too
         params = ", ".join(f"{p[0]}: {ty(p[1], p[2])}" for p in self.params)
         rtypes = ", ".join(ty(v[1], v[2]) for v in results)
-        head = f"func @{self.name}({params}) -> ({rtypes}) {{"
+        head = f"func @{self.name}({params}) -> ({rtypes}) ![gpu] {{"
         return "\n".join([head] + self.lines + ["  return " + ", ".join(v[0] for v in results), "}"])
 
 
@@ -188,11 +195,27 @@ def check_linalg(keel, work, seed, path, fn):
     return f"FAIL seed {seed} @{fn.name} (linalg): {problems[0]} ({path})" if problems else None
 
 
+def check_stablehlo(keel, work, seed, path, fn):
+    """The failure through the StableHLO exit, or None."""
+    args = [f"{i}=random:{i + 11}" for i in range(len(fn.params))]
+    transcendental = any(f"unary.{op}" in line for line in fn.lines for op in ("exp", "tanh", "sigmoid"))
+    ulps = {"f64": 8, "f32": 4, "f16": 1, "bf16": 1, "fp8e4m3fn": 1, "fp8e5m2": 1} if transcendental else 0
+    try:
+        problems, _, _ = stablehlo_check.check(keel, path, fn.name, args, "", [], ulps)
+    except RuntimeError as e:
+        if "tf32" in fn.text() and "E0915" in str(e):
+            return None  # tf32 outside a contraction: refused, as it must be
+        return f"FAIL seed {seed} @{fn.name} (stablehlo): {e}"
+    return f"FAIL seed {seed} @{fn.name} (stablehlo): {problems[0]} ({path})" if problems else None
+
+
 def main():
     linalg = "--linalg" in sys.argv
-    argv = [a for a in sys.argv if a != "--linalg"]
+    stablehlo = "--stablehlo" in sys.argv
+    argv = [a for a in sys.argv if a not in ("--linalg", "--stablehlo")]
     keel, work = argv[1], argv[2]
-    variable, default = ("KEEL_LINALG_ITERATIONS", "6") if linalg else ("KEEL_FUZZ_ITERATIONS", "20")
+    variable, default = (("KEEL_LINALG_ITERATIONS", "6") if linalg else ("KEEL_STABLEHLO_ITERATIONS", "6") if stablehlo
+                         else ("KEEL_FUZZ_ITERATIONS", "20"))
     seeds = [int(argv[3])] if len(argv) > 3 else range(int(os.environ.get(variable, default)))
     os.makedirs(work, exist_ok=True)
     jobs = []
@@ -204,7 +227,7 @@ def main():
             f.write("\n\n".join(fn.text() for fn in functions) + "\n")
         jobs += [(seed, path, fn) for fn in functions]
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        failures = [f for f in pool.map(lambda j: (check_linalg if linalg else check)(keel, work, *j), jobs) if f]
+        failures = [f for f in pool.map(lambda j: (check_linalg if linalg else check_stablehlo if stablehlo else check)(keel, work, *j), jobs) if f]
     for f in failures:
         print(f)
     print(f"{len(jobs)} programs, {len(failures)} failed")

@@ -23,6 +23,7 @@
 #ifndef KEEL_EXITS_LINALG_H
 #define KEEL_EXITS_LINALG_H
 
+#include "keel/exits/Exit.h"
 #include "keel/ir/IR.h"
 
 #include <optional>
@@ -41,16 +42,7 @@ struct LinalgOptions {
   std::string source; ///< for the header comment: what was compiled
 };
 
-/// Something the exit cannot express (E0915), at the operation's location.
-struct Refusal {
-  ir::Location loc;
-  std::string message;
-};
-
-struct LinalgOutput {
-  std::string text;              ///< the module; empty when refused
-  std::vector<Refusal> refusals; ///< non-empty: nothing is printed
-};
+using LinalgOutput = ExitOutput;
 
 /// The MLIR text of `options.entry` and every function it calls. `m` is
 /// verified; `options.entry` is one of its functions.

@@ -7,7 +7,9 @@
 //
 // Element types: pred is i1; integers are signless (i4 ... i64; u8 ... u64
 // are i8 ... i64, and each operation says whether it treats them as
-// unsigned); f16, bf16, f32, f64 as themselves; fp8e4m3fn and fp8e5m2 as
+// unsigned), or for StableHLO, whose integer types carry their signedness,
+// u8 ... u64 are ui8 ... ui64 (`Integers::Unsigned`); f16, bf16, f32, f64
+// as themselves; fp8e4m3fn and fp8e5m2 as
 // f8E4M3FN and f8E5M2; tf32 as its f32 carrier (the 13 low fraction bits
 // clear). Literals are exact: a float is the hexadecimal of its encoding,
 // which MLIR reads as the bit pattern (`0x3F800000 : f32` is 1.0).
@@ -25,21 +27,27 @@
 
 namespace keel::exits {
 
-/// `f32`, `i1`, `f8E4M3FN`; tf32 is `f32`.
-std::string mlirElementType(ir::DType t);
+/// How unsigned integer dtypes are spelt: as signless `i8` (the arith
+/// dialect's convention) or as `ui8` (StableHLO's).
+enum class Integers : uint8_t { Signless, Unsigned };
+
+/// `f32`, `i1`, `f8E4M3FN`, `ui8` (Integers::Unsigned); tf32 is `f32`.
+std::string mlirElementType(ir::DType t, Integers ints = Integers::Signless);
 /// `tensor<2x3xf32>`; rank 0 is `tensor<f32>`. Layouts are not part of
 /// MLIR's tensor types: a tensor is its logical value.
-std::string mlirTensorType(const ir::TensorType &t);
+std::string mlirTensorType(const ir::TensorType &t, Integers ints = Integers::Signless);
 /// One element, exactly: `0x3C00` (f16 1.0), `-8` (i4), `true` (pred).
 /// Integers print as their two's-complement signed value, which MLIR
-/// accepts for every signless width.
-std::string mlirLiteral(ir::DType t, uint64_t encoding);
+/// accepts for every signless width; an unsigned dtype spelt `ui8` prints
+/// its unsigned value (`255`).
+std::string mlirLiteral(ir::DType t, uint64_t encoding, Integers ints = Integers::Signless);
 /// `arith.constant LITERAL : TYPE` (a bool is `arith.constant true`: its
 /// type is implied).
 std::string mlirConstant(const std::string &literal, const std::string &type);
 /// `dense<...>` of `encodings` (one: a splat; else one per element, in
 /// row-major order, nested by the shape).
-std::string mlirDense(const ir::TensorType &t, const std::vector<uint64_t> &encodings);
+std::string mlirDense(const ir::TensorType &t, const std::vector<uint64_t> &encodings,
+                      Integers ints = Integers::Signless);
 /// ` loc("f.sfn":3:12)`, with its leading space; empty for an unknown one.
 std::string mlirLocation(const ir::Location &l);
 

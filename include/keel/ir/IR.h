@@ -198,6 +198,10 @@ struct Module {
   const Function *find(std::string_view name) const;
 };
 
+/// `entry` (a function of `m`) and every function it calls, directly or
+/// not (fusion regions included): entry first, then in module order.
+std::vector<const Function *> reachableFrom(const Module &m, const std::string &entry);
+
 } // namespace keel::ir
 
 #endif // KEEL_IR_IR_H

@@ -14,6 +14,8 @@
 //                                  (--exit reference: no schedule)
 //                   emitLinalg:    the MLIR linalg exit (text; E0915 for
 //                                  what it cannot express)
+//                   emitStableHlo: the StableHLO exit (text; E0915, and
+//                                  E0120 for an entry without ![gpu])
 //   loop IR         jit:           LLVM IR, LLVM's -O2, machine code (ORC JIT)
 //
 // A Compilation carries the options and the instrumentation, as LLVM's pass
@@ -29,6 +31,7 @@
 
 #include "keel/codegen/Codegen.h"
 #include "keel/exits/Linalg.h"
+#include "keel/exits/StableHlo.h"
 #include "keel/instantiate/Builder.h"
 #include "keel/ir/IR.h"
 #include "keel/loop/LoopIR.h"
@@ -152,6 +155,11 @@ std::optional<loop::Module> lowerForCpu(Compilation &c, const ir::Module &m, loo
 /// The MLIR linalg exit: the module's text, or nullopt after reporting
 /// what it cannot express (E0915, at the operation's source location).
 std::optional<std::string> emitLinalg(Compilation &c, const ir::Module &m, const exits::LinalgOptions &options);
+
+/// The StableHLO exit: the module's text, or nullopt after reporting what
+/// it cannot express (E0915) or an entry that does not declare `![gpu]`
+/// (E0120, with the signature that declares it as help).
+std::optional<std::string> emitStableHlo(Compilation &c, const ir::Module &m, const exits::StableHloOptions &options);
 
 /// A whole program (scalar functions, tests and their tensor expressions):
 /// frontEnd, instantiate, runPasses (fusion on by default), lowerForCpu.

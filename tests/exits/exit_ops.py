@@ -1,6 +1,9 @@
-"""Every tensor IR operation on every dtype it admits, through the MLIR
-linalg exit (mlir-opt, mlir-runner) and through `keel run`, compared bit for
-bit (NaNs as NaNs) by linalg_check.py.
+"""Every tensor IR operation on every dtype it admits, through an exit and
+through `keel run`, compared bit for bit (NaNs as NaNs): the MLIR linalg
+exit (mlir-opt, mlir-runner; linalg_check.py), or with --exit stablehlo the
+StableHLO exit (the pinned stablehlo-opt and stablehlo-translate's
+interpreter; stablehlo_check.py), which has no tf32 tensors outside
+contractions: its tf32 contraction is a group of its own (`tf32`).
 
 The inputs are written here as .npy files: for each float format its
 special encodings (zeros, the smallest and largest subnormals, the smallest
@@ -13,14 +16,17 @@ returning every result.
 With `math` dialect transcendentals (the default) exp, log, tanh, sigmoid,
 silu, gelu, rsqrt and pow are the host library's: they are allowed ULPS
 units in the last place (per dtype) (NaN, infinity and sign must agree); with
---keel-math every result is exact.
+--keel-math every result is exact. Through StableHLO they are the
+interpreter's (gelu and silu: the exit's decompositions), allowed
+STABLEHLO_ULPS.
 
 The structure group reshapes each input to [n/4, 4] and applies every
 reduction combiner with every accumulator the dtype admits (along each
 axis), argmax/argmin, a contraction per accumulator, and every index map,
 copy, relayout and iota.
 
-usage: linalg_ops.py KEEL WORKDIR [--keel-math] [--groups elementwise,compare,convert,structure]"""
+usage: exit_ops.py KEEL WORKDIR [--exit linalg|stablehlo] [--keel-math]
+                   [--groups elementwise,compare,convert,structure,tf32]"""
 import os
 import random
 import sys
@@ -29,6 +35,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import linalg_check  # noqa: E402
+import stablehlo_check  # noqa: E402
 
 # Bounds for `math` dialect transcendentals against Keel's: f64 results
 # are the host's f64 functions (glibc: a few ulps, Keel's own up to 3.93),
@@ -39,6 +46,18 @@ SIGNED = ["i4", "i8", "i16", "i32", "i64"]
 UNSIGNED = ["u8", "u16", "u32", "u64"]
 DTYPES = ["pred"] + SIGNED + UNSIGNED + FLOATS
 BITS = {"pred": 1, "i4": 4, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
+# Through StableHLO: the interpreter's f32 and f64 functions (the C++
+# library's), and the exit's compositions (sigmoid, silu, gelu), whose
+# errors docs/exits.md states: gelu within 6 ulp in f32, and in f64 only to
+# its erfc approximation's relative 2.1e-7 (2^30 ulp).
+STABLEHLO_ULPS = {"f64": 8, "f32": 4, "f16": 1, "bf16": 1, "fp8e4m3fn": 1, "fp8e5m2": 1}
+STABLEHLO_GELU_ULPS = {"f32": 8, "f64": 1 << 30}
+
+
+def stablehlo_ulps(label, dtype):
+    if label.startswith("gelu ") and dtype in STABLEHLO_GELU_ULPS:
+        return STABLEHLO_GELU_ULPS[dtype]
+    return STABLEHLO_ULPS.get(dtype, 0)
 TRANSCENDENTAL = {"exp", "log", "tanh", "sigmoid", "silu", "gelu", "rsqrt", "pow"}
 
 rng = random.Random(20261130)
@@ -164,14 +183,29 @@ class Program:
     def text(self, types):
         params = ", ".join(f"{p}: {t}[{n}]" for p, t, n in self.params)
         returns = ", ".join(types)
-        return (f"func @all({params}) -> ({returns}) {{\n" + "\n".join(self.lines) +
+        return (f"func @all({params}) -> ({returns}) ![gpu] {{\n" + "\n".join(self.lines) +
                 f"\n  return {', '.join(self.results)}\n}}\n")
 
 
-def build(group, lengths):
-    p = Program([(t, lengths[t]) for t in DTYPES])
+def build(group, lengths, dtypes, stablehlo=False):
+    if group == "tf32":  # f32 rounded to tf32, contracted with an f32 and an f64 accumulator
+        n = lengths["f32"]
+        rows = n // 4
+        p = Program([("f32", n)])
+        x = p.add("reshape(%a_f32)", f"f32[{rows},4]", "reshape")
+        y = p.add("reshape(%b_f32)", f"f32[{rows},4]", "reshape")
+        x = p.add(f"convert({x})", f"tf32[{rows},4]", "convert")
+        y = p.add(f"convert({y})", f"tf32[{rows},4]", "convert")
+        types = []
+        for acc in ("f32", "f64"):
+            d = p.add(f"dot_general({x}, {y}) {{lhs_batch = [], rhs_batch = [], lhs_contract = [1], "
+                      f"rhs_contract = [1], acc = {acc}}}", f"f32[{rows},{rows}]", "dot")
+            p.result(d, f"dot tf32 acc {acc}")
+            types.append(f"f32[{rows},{rows}]")
+        return p.text(types), p.names, p.tolerant, p.params
+    p = Program([(t, lengths[t]) for t in dtypes])
     types = []
-    for t in DTYPES:
+    for t in dtypes:
         n = lengths[t]
         ty = f"{t}[{n}]"
         if group == "elementwise":
@@ -221,50 +255,56 @@ def build(group, lengths):
                     (f"slice({x}) {{start = [1, 1], limit = [{rows}, 3]}}", f"{t}[{rows - 1},2]", "slice"),
                     (f"concatenate({x}, {y}) {{axis = 1}}", f"{t}[{rows},8]", "concatenate"),
                     (f"copy({x})", m, "copy"), (f"relayout({x})", f"{t}[{rows},4]{{0,1}}", "relayout")):
-                p.result(p.add(text, type_text, name), f"{name} {t}")
+                v = p.add(text, type_text, name)
+                if stablehlo and name == "relayout":  # its entry returns row-major tensors only
+                    v, type_text = p.add(f"relayout({v})", m, name), m
+                p.result(v, f"{name} {t}")
                 types.append(type_text)
             if t != "pred":
                 p.result(p.add("iota() {axis = 1}", m, "iota"), f"iota {t}")
                 types.append(m)
         elif group == "convert":
-            for to in DTYPES:
+            for to in dtypes:
                 if to != t:
                     p.result(p.add(f"convert(%a_{t})", f"{to}[{n}]", "convert"), f"convert {t} -> {to}")
                     types.append(f"{to}[{n}]")
-    return p.text(types), p.names, p.tolerant
+    return p.text(types), p.names, p.tolerant, p.params
 
 
 def main():
     keel, work = sys.argv[1], sys.argv[2]
     keel_math = "--keel-math" in sys.argv
-    groups = ["elementwise", "compare", "convert", "structure"]
+    exit_name = sys.argv[sys.argv.index("--exit") + 1] if "--exit" in sys.argv else "linalg"
+    stablehlo = exit_name == "stablehlo"
+    groups = ["elementwise", "compare", "convert", "structure"] + (["tf32"] if stablehlo else [])
     if "--groups" in sys.argv:
         groups = sys.argv[sys.argv.index("--groups") + 1].split(",")
-    missing = linalg_check.mlir_tools_missing()
+    dtypes = [t for t in DTYPES if not (stablehlo and t == "tf32")]
+    missing = stablehlo_check.tools_missing() if stablehlo else linalg_check.mlir_tools_missing()
     if missing:
         print(f"unsupported: {missing}")
         return 0
     os.makedirs(work, exist_ok=True)
     values = {t: (float_encodings(t) if t in FLOATS else integer_values(t)) for t in DTYPES}
     lengths = {t: len(v) for t, v in values.items()}
-    args = []
-    index = 0
     for t in DTYPES:
         for which, v in (("a", values[t]), ("b", divisors(t, values[t]))):
-            path = os.path.join(work, f"{which}_{t}.npy")
-            save(path, t, v)
-            args.append(f"{index}={path}")
-            index += 1
+            save(os.path.join(work, f"{which}_{t}.npy"), t, v)
     failed = 0
     for group in groups:
-        text, names, tolerant = build(group, lengths)
+        text, names, tolerant, params = build(group, lengths, dtypes, stablehlo)
+        args = [f"{i}={os.path.join(work, name[1] + '_' + t + '.npy')}" for i, (name, t, _) in enumerate(params)]
         source = os.path.join(work, f"{group}.kir")
         with open(source, "w") as f:
             f.write(text)
         extra = ["--keel-math"] if keel_math else []
-        ulps = 0 if keel_math else ULPS
+        ulps = stablehlo_ulps if stablehlo else 0 if keel_math else ULPS
         try:
-            problems, largest, count = linalg_check.check(keel, source, "all", args, "", extra, ulps, tolerant, names)
+            if stablehlo:
+                problems, largest, count = stablehlo_check.check(keel, source, "all", args, "", [], ulps, tolerant, names)
+            else:
+                problems, largest, count = linalg_check.check(keel, source, "all", args, "", extra, ulps, tolerant,
+                                                              names)
         except RuntimeError as e:
             print(f"{group}: error: {e}")
             failed += 1
@@ -275,6 +315,8 @@ def main():
         else:
             worst = ", ".join(f"{t} {largest.get(t, 0)}" for t in FLOATS)
             note = "" if keel_math else f", transcendentals within {max(largest.values(), default=0)} ulp ({worst})"
+            if stablehlo:
+                note = f", transcendentals within {largest.get('f32', 0)} ulp in f32"
             print(f"{group}: {count} results equal{note}")
     return 1 if failed else 0
 

@@ -1,0 +1,929 @@
+//===- StableHlo.cpp - The StableHLO exit --------------------------------===//
+//
+// Each function of the tensor IR becomes a func.func of StableHLO
+// operations over whole tensors. Fusion regions, copies and relayouts are
+// flattened away first (a region's parameters and results, a copy's and a
+// relayout's result are names for other values), then the function is
+// checked for what StableHLO cannot express (tf32 outside a contraction)
+// and each operation written out with Keel's meaning (`Code`).
+//
+//===----------------------------------------------------------------------===//
+#include "keel/exits/StableHlo.h"
+
+#include "keel/exits/MlirText.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace keel::exits {
+
+using namespace ir;
+
+namespace {
+
+constexpr Integers kInts = Integers::Unsigned;
+
+using Shape = std::vector<int64_t>;
+
+std::string tensorOf(DType t, const Shape &shape) { return mlirTensorType(TensorType::make(t, shape), kInts); }
+
+std::string shapeSuffix(DType t, const Shape &shape) { // `4x16xf32`, `f32`
+  std::string s;
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + mlirElementType(t, kInts);
+}
+
+std::string list(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::string joined(const std::vector<std::string> &v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + v[i];
+  return s;
+}
+
+bool isFloat(DType t) { return isFloatType(t); }
+bool isNative(DType t) { return t == DType::F32 || t == DType::F64; }
+/// f16 and bf16: StableHLO's IEEE operations in the format are Keel's
+/// correctly rounded ones.
+bool isIeeeHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
+
+const fp::FormatInfo &formatInfo(DType t) { return fp::info(*formatOf(t)); }
+
+/// Every value of `from` is a value of `to` (both floats).
+bool widensExactly(DType from, DType to) {
+  const fp::FormatInfo &a = formatInfo(from), &b = formatInfo(to);
+  return b.fractionBits >= a.fractionBits && b.maxExponent() >= a.maxExponent() &&
+         b.minExponent() - b.fractionBits <= a.minExponent() - a.fractionBits;
+}
+
+/// Every value of integer dtype `from` is a value of integer dtype `to`.
+bool intFits(DType from, DType to) {
+  int a = encodingBits(from), b = encodingBits(to);
+  if (isSignedType(from) == isSignedType(to))
+    return b >= a;
+  return !isSignedType(from) && b > a;
+}
+
+double largest(DType t) { return fp::toF64(*formatOf(t), fp::largestFinite(*formatOf(t))); }
+
+/// Module-wide state: the decomposition functions of composites, by name.
+struct ModuleState {
+  std::map<std::string, std::string> decompositions;
+};
+
+//===-- Element code over whole tensors ----------------------------------===//
+
+/// Straight-line StableHLO in one block (a function body, a decomposition
+/// or a reduction's body). Every operation computes on tensors of `shape`
+/// and carries `loc`. Names are `%tN` from a counter the whole function
+/// shares (MLIR forbids redefining a name a nested region can see).
+class Code {
+public:
+  Code(int &counter, std::string indent, ModuleState &module)
+      : counter_(counter), indent_(std::move(indent)), module_(module) {}
+
+  Shape shape;
+  std::string loc;
+
+  std::string fresh() { return "%t" + std::to_string(counter_++); }
+  std::string op(const std::string &rhs) {
+    std::string n = fresh();
+    text_ += indent_ + n + " = " + rhs + loc + "\n";
+    return n;
+  }
+  void line(const std::string &text) { text_ += indent_ + text + loc + "\n"; }
+  const std::string &text() const { return text_; }
+  /// Renames `temp` to `wanted` when the last line defines it (so that the
+  /// tensor IR's values keep their numbers); returns the name it has.
+  std::string rename(const std::string &temp, const std::string &wanted) {
+    std::string head = indent_ + temp + " = ";
+    size_t last = text_.rfind('\n', text_.size() - 2);
+    last = last == std::string::npos ? 0 : last + 1;
+    if (text_.compare(last, head.size(), head) != 0)
+      return temp;
+    text_.replace(last + indent_.size(), temp.size(), wanted);
+    return wanted;
+  }
+
+  std::string ty(DType t) const { return tensorOf(t, shape); }
+
+  //===-- Primitives -------------------------------------------------------===//
+
+  /// A splat constant of one encoding (shared within the block).
+  std::string splat(DType t, uint64_t encoding) {
+    std::string key = ty(t) + "=" + mlirLiteral(t, encoding, kInts);
+    auto it = constants_.find(key);
+    if (it != constants_.end())
+      return it->second;
+    std::string n = op("stablehlo.constant dense<" + mlirLiteral(t, encoding, kInts) + "> : " + ty(t));
+    constants_[key] = n;
+    return n;
+  }
+  std::string number(DType t, double v) { // a float or integer splat of an exact value
+    if (isFloat(t))
+      return splat(t, fp::fromF64(*formatOf(t), v));
+    return splat(t, static_cast<uint64_t>(static_cast<int64_t>(v)));
+  }
+  std::string un(const std::string &name, DType t, const std::string &x) {
+    return op("stablehlo." + name + " " + x + " : " + ty(t));
+  }
+  std::string bin(const std::string &name, DType t, const std::string &a, const std::string &b) {
+    return op("stablehlo." + name + " " + a + ", " + b + " : " + ty(t));
+  }
+  std::string cmp(const char *dir, DType t, const std::string &a, const std::string &b) {
+    const char *kind = isFloat(t) ? "FLOAT" : isSignedType(t) ? "SIGNED" : "UNSIGNED";
+    return op(std::string("stablehlo.compare ") + dir + ", " + a + ", " + b + ", " + kind + " : (" + ty(t) + ", " + ty(t) +
+              ") -> " + ty(DType::Bool));
+  }
+  std::string sel(DType t, const std::string &c, const std::string &a, const std::string &b) {
+    return op("stablehlo.select " + c + ", " + a + ", " + b + " : " + ty(DType::Bool) + ", " + ty(t));
+  }
+  std::string cvt(DType from, DType to, const std::string &x) {
+    if (mlirElementType(from, kInts) == mlirElementType(to, kInts))
+      return x;
+    return op("stablehlo.convert " + x + " : (" + ty(from) + ") -> " + ty(to));
+  }
+  std::string bitcast(DType from, DType to, const std::string &x) {
+    return op("stablehlo.bitcast_convert " + x + " : (" + ty(from) + ") -> " + ty(to));
+  }
+  std::string either(const std::string &a, const std::string &b) { return b.empty() ? a : a.empty() ? b : bin("or", DType::Bool, a, b); }
+
+  //===-- Keel's element semantics ------------------------------------------===//
+
+  std::string convert(DType from, DType to, const std::string &x);
+  std::string unary(UnaryCode c, DType t, const std::string &x);
+  std::string binary(BinaryCode c, DType t, const std::string &a, const std::string &b);
+  std::string compare(CompareDir d, DType t, const std::string &a, const std::string &b);
+  /// An f32 holding the tf32 value nearest `x` (an f32): ties to even on
+  /// the 13 dropped bits, an overflow carries into infinity, NaN stays NaN.
+  std::string roundToTf32(const std::string &x);
+
+private:
+  std::string intToInt(DType from, DType to, const std::string &x);
+  std::string floatToInt(DType from, DType to, const std::string &x);
+  std::string narrowFloat(DType from, DType to, const std::string &x);
+  std::string divide(bool remainder, DType t, const std::string &a, const std::string &b);
+  std::string composite(UnaryCode c, DType t, const std::string &x);
+
+public:
+  /// 1 / (1 + e) for x >= 0, else e / (1 + e), with e = exp(-|x|): no
+  /// overflow, and no flush to zero below x = -88 (f32), where
+  /// 1 / (1 + exp(-x)) underflows long before the result does. NaN in,
+  /// NaN out.
+  std::string sigmoid(DType t, const std::string &x) {
+    std::string e = un("exponential", t, un("negate", t, un("abs", t, x)));
+    std::string denominator = bin("add", t, number(t, 1.0), e);
+    std::string positive = cmp("GE", t, x, number(t, 0.0));
+    return sel(t, positive, bin("divide", t, number(t, 1.0), denominator), bin("divide", t, e, denominator));
+  }
+
+private:
+  /// f(x) computed in f32 and rounded once to t (Keel's low-precision rule).
+  template <typename F> std::string throughF32(DType t, const std::string &x, F f) {
+    std::string w = convert(t, DType::F32, x);
+    return convert(DType::F32, t, f(w));
+  }
+
+  int &counter_;
+  std::string indent_;
+  ModuleState &module_;
+  std::string text_;
+  std::map<std::string, std::string> constants_;
+};
+
+std::string Code::intToInt(DType from, DType to, const std::string &x) {
+  if (intFits(from, to))
+    return cvt(from, to, x);
+  // Wrap explicitly (StableHLO leaves out-of-range conversions to the
+  // consumer): the two's-complement bits of a 64-bit copy, masked.
+  DType wide = isSignedType(from) ? DType::I64 : DType::U64;
+  std::string w = cvt(from, wide, x);
+  std::string u = wide == DType::I64 ? bitcast(DType::I64, DType::U64, w) : w;
+  int bits = encodingBits(to);
+  if (bits == 64)
+    return isSignedType(to) ? bitcast(DType::U64, DType::I64, u) : u;
+  std::string m = bin("and", DType::U64, u, splat(DType::U64, (uint64_t{1} << bits) - 1));
+  if (!isSignedType(to))
+    return cvt(DType::U64, to, m);
+  std::string s = cvt(DType::U64, DType::I64, m);
+  std::string high = cmp("GE", DType::I64, s, splat(DType::I64, uint64_t{1} << (bits - 1)));
+  s = sel(DType::I64, high, bin("subtract", DType::I64, s, splat(DType::I64, uint64_t{1} << bits)), s);
+  return cvt(DType::I64, to, s);
+}
+
+std::string Code::floatToInt(DType from, DType to, const std::string &x) {
+  // Toward zero, saturating, NaN to 0: out-of-range values and NaN are
+  // replaced before StableHLO's convert (whose overflow is the consumer's)
+  // and their results selected after it.
+  int bits = encodingBits(to);
+  bool isSigned = isSignedType(to);
+  double hi = std::ldexp(1.0, isSigned ? bits - 1 : bits), top = largest(from);
+  bool infinities = formatInfo(from).hasInfinity;
+  std::string high, low;
+  if (hi <= top)
+    high = cmp("GE", from, x, number(from, hi));
+  else if (infinities)
+    high = cmp("GT", from, x, number(from, top));
+  if (!isSigned)
+    low = cmp("LT", from, x, number(from, 0.0));
+  else if (hi <= top)
+    low = cmp("LE", from, x, number(from, -hi));
+  else if (infinities)
+    low = cmp("LT", from, x, number(from, -top));
+  std::string bad = either(either(high, low), cmp("NE", from, x, x));
+  std::string safe = sel(from, bad, number(from, 0.0), x);
+  std::string r = cvt(from, to, safe);
+  uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  uint64_t maxEnc = isSigned ? mask >> 1 : mask, minEnc = isSigned ? (mask >> 1) + 1 : 0;
+  if (!high.empty())
+    r = sel(to, high, splat(to, maxEnc), r);
+  if (!low.empty())
+    r = sel(to, low, splat(to, minEnc), r);
+  return r;
+}
+
+std::string Code::narrowFloat(DType from, DType to, const std::string &x) {
+  // One rounding to nearest, ties to even, by StableHLO's convert; into
+  // fp8e4m3fn saturated first (its convert overflows to NaN): every value
+  // beyond +-448 rounds to +-448 in Keel.
+  std::string v = x;
+  if (to == DType::FP8E4M3FN && largest(from) > 448.0) {
+    std::string bound = number(from, 448.0);
+    std::string neg = number(from, -448.0);
+    v = op("stablehlo.clamp " + neg + ", " + x + ", " + bound + " : " + ty(from));
+  }
+  return cvt(from, to, v);
+}
+
+std::string Code::roundToTf32(const std::string &x) {
+  std::string bits = bitcast(DType::F32, DType::U32, x);
+  std::string lsb = bin("and", DType::U32, bin("shift_right_logical", DType::U32, bits, splat(DType::U32, 13)),
+                        splat(DType::U32, 1));
+  std::string sum = bin("add", DType::U32, bits, bin("add", DType::U32, lsb, splat(DType::U32, 0xFFF)));
+  std::string rounded = bin("and", DType::U32, sum, splat(DType::U32, 0xFFFFE000u));
+  std::string nan = cmp("NE", DType::F32, x, x);
+  return sel(DType::F32, nan, x, bitcast(DType::U32, DType::F32, rounded));
+}
+
+std::string Code::convert(DType from, DType to, const std::string &x) {
+  if (from == to)
+    return x;
+  if (from == DType::TF32) // an f32 carrier of a tf32 value
+    return convert(DType::F32, to, x);
+  if (to == DType::TF32) // legal only from these (checkTf32)
+    return from == DType::F32 ? roundToTf32(x) : convert(from, DType::F32, x);
+  if (to == DType::Bool) // x != 0: a NaN gives true
+    return cmp("NE", from, x, number(from, 0.0));
+  if (from == DType::Bool)
+    return cvt(from, to, x);
+  if (!isFloat(from) && !isFloat(to))
+    return intToInt(from, to, x);
+  if (isFloat(from) && !isFloat(to))
+    return floatToInt(from, to, x);
+  if (!isFloat(from)) { // integer to float: one rounding; fp8e4m3fn saturates
+    std::string v = x;
+    if (to == DType::FP8E4M3FN && (encodingBits(from) > 9 || (!isSignedType(from) && encodingBits(from) > 8))) {
+      std::string lo = isSignedType(from) ? splat(from, static_cast<uint64_t>(int64_t{-448})) : splat(from, 0);
+      v = op("stablehlo.clamp " + lo + ", " + x + ", " + splat(from, 448) + " : " + ty(from));
+    }
+    return cvt(from, to, v);
+  }
+  if (widensExactly(from, to))
+    return cvt(from, to, x);
+  return narrowFloat(from, to, x);
+}
+
+std::string Code::divide(bool remainder, DType t, const std::string &a, const std::string &b) {
+  // Keel: x / 0 == 0, x % 0 == x, MIN / -1 == MIN, MIN % -1 == 0. The
+  // divisor becomes 1 where StableHLO's result would be the consumer's;
+  // a / 1 and a % 1 then give MIN and 0, and zero divisors are selected.
+  std::string zero = cmp("EQ", t, b, splat(t, 0));
+  std::string unsafe = zero;
+  if (isSignedType(t)) {
+    int bits = encodingBits(t);
+    uint64_t minEnc = uint64_t{1} << (bits - 1);
+    std::string minA = cmp("EQ", t, a, splat(t, minEnc));
+    std::string minusOne = cmp("EQ", t, b, splat(t, ~uint64_t{0}));
+    unsafe = bin("or", DType::Bool, zero, bin("and", DType::Bool, minA, minusOne));
+  }
+  std::string divisor = sel(t, unsafe, splat(t, 1), b);
+  std::string r = bin(remainder ? "remainder" : "divide", t, a, divisor);
+  return sel(t, zero, remainder ? a : splat(t, 0), r);
+}
+
+std::string Code::unary(UnaryCode c, DType t, const std::string &x) {
+  if (isFp8Element(t)) // fp8: exactly in f32, rounded once (saturating)
+    return throughF32(t, x, [&](const std::string &w) { return unary(c, DType::F32, w); });
+  switch (c) {
+  case UnaryCode::Neg:
+    return un("negate", t, x); // floats: the sign bit; integers: wrapping
+  case UnaryCode::Abs:
+    if (isFloat(t))
+      return un("abs", t, x);
+    return sel(t, cmp("LT", t, x, splat(t, 0)), un("negate", t, x), x); // abs(MIN) == MIN
+  case UnaryCode::Not: return un("not", t, x);
+  case UnaryCode::Relu: return bin("maximum", t, x, number(t, 0.0));
+  case UnaryCode::Sqrt:
+    if (isNative(t) || isIeeeHalf(t)) // IEEE squareRoot, correctly rounded
+      return un("sqrt", t, x);
+    break;
+  case UnaryCode::Exp: case UnaryCode::Log: case UnaryCode::Tanh: case UnaryCode::Sigmoid: case UnaryCode::Rsqrt:
+  case UnaryCode::Gelu: case UnaryCode::Silu: break;
+  }
+  if (!isNative(t))
+    return throughF32(t, x, [&](const std::string &w) { return unary(c, DType::F32, w); });
+  switch (c) {
+  case UnaryCode::Exp: return un("exponential", t, x);
+  case UnaryCode::Log: return un("log", t, x);
+  case UnaryCode::Tanh: return un("tanh", t, x);
+  case UnaryCode::Sigmoid: return sigmoid(t, x);
+  case UnaryCode::Rsqrt: return un("rsqrt", t, x);
+  case UnaryCode::Sqrt: return un("sqrt", t, x);
+  case UnaryCode::Gelu: case UnaryCode::Silu: return composite(c, t, x);
+  case UnaryCode::Neg: case UnaryCode::Abs: case UnaryCode::Not: case UnaryCode::Relu: break;
+  }
+  return x;
+}
+
+std::string Code::binary(BinaryCode c, DType t, const std::string &a, const std::string &b) {
+  if (isFp8Element(t)) {
+    std::string wa = convert(t, DType::F32, a), wb = convert(t, DType::F32, b);
+    return convert(DType::F32, t, binary(c, DType::F32, wa, wb));
+  }
+  bool isInt = !isFloat(t) && t != DType::Bool;
+  switch (c) {
+  case BinaryCode::Add: return bin("add", t, a, b);
+  case BinaryCode::Sub: return bin("subtract", t, a, b);
+  case BinaryCode::Mul: return bin("multiply", t, a, b);
+  case BinaryCode::Div: return isInt ? divide(false, t, a, b) : bin("divide", t, a, b);
+  case BinaryCode::Rem: return isInt ? divide(true, t, a, b) : bin("remainder", t, a, b); // floats: fmod, exact
+  case BinaryCode::Min: return bin("minimum", t, a, b); // IEEE 754-2019 minimum
+  case BinaryCode::Max: return bin("maximum", t, a, b);
+  case BinaryCode::And: return bin("and", t, a, b);
+  case BinaryCode::Or: return bin("or", t, a, b);
+  case BinaryCode::Xor: return bin("xor", t, a, b);
+  case BinaryCode::Pow:
+    if (isNative(t))
+      return bin("power", t, a, b);
+    {
+      std::string wa = convert(t, DType::F32, a), wb = convert(t, DType::F32, b);
+      return convert(DType::F32, t, bin("power", DType::F32, wa, wb));
+    }
+  }
+  return a;
+}
+
+std::string Code::compare(CompareDir d, DType t, const std::string &a, const std::string &b) {
+  if (isFp8Element(t)) // exactly, in f32
+    return compare(d, DType::F32, convert(t, DType::F32, a), convert(t, DType::F32, b));
+  static const char *dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+  return cmp(dirs[static_cast<int>(d)], t, a, b);
+}
+
+//===-- gelu and silu: composites -----------------------------------------===//
+
+/// The decomposition of keel.gelu / keel.silu on tensors of `t` and
+/// `shape`, in StableHLO operations only. gelu(x) = x/2 * erfc(-x/sqrt2);
+/// erfc(a) for a >= 0 is t * exp(-a^2 + P(t)), t = 1 / (1 + a/2), with
+/// P the degree-9 polynomial of Press et al.'s Chebyshev fit (Numerical
+/// Recipes, §6.2: relative error below 1.2e-7 for every a >= 0); for a < 0,
+/// erfc(a) = 2 - erfc(-a). No cancellation for negative x, where gelu is
+/// tiny. silu(x) = x * sigmoid(x), written so that no intermediate
+/// underflows before the result does.
+std::string decomposition(UnaryCode c, DType t, const Shape &shape, const std::string &name, ModuleState &module) {
+  int counter = 0;
+  Code b(counter, "    ", module);
+  b.shape = shape;
+  auto body = [&](DType w, const std::string &x) {
+    std::string minusInf = b.cmp("EQ", w, x, b.splat(w, fp::infinity(*formatOf(w), true)));
+    if (c == UnaryCode::Silu) {
+      // x / (1 + e) for x >= 0, else x * e / (1 + e), with e = exp(-|x|)
+      // as the square of exp(-|x| / 2) and x * e as (x * e2) * e2, which
+      // stays normal while the result is. -inf * 0 is NaN; Keel's
+      // silu(-inf) is -0.
+      std::string e2 = b.un("exponential", w, b.bin("multiply", w, b.un("negate", w, b.un("abs", w, x)), b.number(w, 0.5)));
+      std::string d = b.bin("add", w, b.number(w, 1.0), b.bin("multiply", w, e2, e2));
+      std::string negative = b.bin("divide", w, b.bin("multiply", w, b.bin("multiply", w, x, e2), e2), d);
+      std::string r = b.sel(w, b.cmp("GE", w, x, b.number(w, 0.0)), b.bin("divide", w, x, d), negative);
+      return b.sel(w, minusInf, b.number(w, -0.0), r);
+    }
+    static const double p[] = {-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
+                               0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277};
+    std::string z = b.bin("multiply", w, x, b.number(w, -0.70710678118654752440));
+    std::string a = b.un("abs", w, z);
+    std::string one = b.number(w, 1.0), half = b.number(w, 0.5);
+    std::string tt = b.bin("divide", w, one, b.bin("add", w, one, b.bin("multiply", w, half, a)));
+    std::string poly = b.number(w, p[9]);
+    for (int i = 8; i >= 0; --i)
+      poly = b.bin("add", w, b.number(w, p[i]), b.bin("multiply", w, tt, poly));
+    // exp(P - a^2), a^2 = x^2 / 2, as exp(-h^2 / 2) * exp(P - (|x| - h)(|x| + h) / 2),
+    // h = |x| with its low bits cleared so that h^2 is exact: a rounded
+    // a^2 near 80 would be off by 2^-18, which exp turns into 30 ulps.
+    bool f64 = w == DType::F64;
+    DType bitsType = f64 ? DType::U64 : DType::U32;
+    uint64_t keep = f64 ? ~((uint64_t{1} << 27) - 1) : 0xFFFFF000u; // 26 or 12 significant bits
+    // |x| beyond 64 leaves exp(-x^2 / 2) = 0 in f64 too: clamped, so that
+    // (|x| - h)(|x| + h) never meets an infinity.
+    std::string ax = b.bin("minimum", w, b.un("abs", w, x), b.number(w, 64.0));
+    std::string h = b.bitcast(bitsType, w, b.bin("and", bitsType, b.bitcast(w, bitsType, ax), b.splat(bitsType, keep)));
+    std::string rest = b.bin("multiply", w, b.bin("multiply", w, b.bin("subtract", w, ax, h), b.bin("add", w, ax, h)), half);
+    std::string e = b.bin("multiply", w, b.un("exponential", w, b.un("negate", w, b.bin("multiply", w, b.bin("multiply", w, h, h), half))),
+                          b.un("exponential", w, b.bin("subtract", w, poly, rest)));
+    std::string erfcA = b.bin("multiply", w, tt, e);
+    std::string negative = b.cmp("LT", w, z, b.number(w, 0.0));
+    std::string erfcZ = b.sel(w, negative, b.bin("subtract", w, b.number(w, 2.0), erfcA), erfcA);
+    std::string g = b.bin("multiply", w, b.bin("multiply", w, x, half), erfcZ);
+    // x = -inf: -inf * 0 is NaN; Keel's gelu(-inf) is -0.
+    return b.sel(w, minusInf, b.number(w, -0.0), g);
+  };
+  std::string r = body(t, "%x"); // t is f32 or f64: other formats go through f32 (Code::unary)
+  std::string type = tensorOf(t, shape);
+  return "  func.func private @" + name + "(%x: " + type + ") -> " + type + " {\n" + b.text() + "    return " + r +
+         " : " + type + "\n  }\n";
+}
+
+std::string Code::composite(UnaryCode c, DType t, const std::string &x) {
+  std::string kind = c == UnaryCode::Gelu ? "keel.gelu" : "keel.silu";
+  std::string name = kind + "." + shapeSuffix(t, shape);
+  if (!module_.decompositions.count(name))
+    module_.decompositions[name] = decomposition(c, t, shape, name, module_);
+  return op("stablehlo.composite \"" + kind + "\" " + x + " {decomposition = @" + name + "} : (" + ty(t) + ") -> " + ty(t));
+}
+
+//===-- Functions ----------------------------------------------------------===//
+
+class FunctionEmitter {
+public:
+  FunctionEmitter(const Function &f, ModuleState &module, const std::map<std::string, std::string> &symbols,
+                  bool entry, bool isPublic, std::vector<Refusal> &refusals)
+      : f_(f), symbols_(symbols), entry_(entry), public_(isPublic), refusals_(refusals), code_(counter_, "    ", module),
+        module_(module) {}
+
+  std::string emit();
+
+private:
+  void flatten(const std::vector<Op> &ops);
+  ValueId resolve(ValueId v) const {
+    for (auto it = alias_.find(v); it != alias_.end(); it = alias_.find(v))
+      v = it->second;
+    return v;
+  }
+  const TensorType &type(ValueId v) const { return f_.valueTypes[resolve(v)]; }
+  std::string name(ValueId v) const { return names_.at(resolve(v)); }
+  void define(ValueId v, const std::string &n) { names_[v] = code_.rename(n, "%v" + std::to_string(v)); }
+  void refuse(const Location &loc, std::string message) { refusals_.push_back({loc, std::move(message), ""}); }
+  void check();
+  void emitOp(const Op &o);
+  void reduce(const Op &o);
+  void argReduce(const Op &o);
+  void dot(const Op &o);
+
+  const Function &f_;
+  const std::map<std::string, std::string> &symbols_;
+  bool entry_, public_;
+  std::vector<Refusal> &refusals_;
+  int counter_ = 0;
+  Code code_;
+  ModuleState &module_;
+  std::vector<const Op *> ops_;
+  std::unordered_map<ValueId, ValueId> alias_;
+  std::unordered_map<ValueId, std::string> names_;
+};
+
+void FunctionEmitter::flatten(const std::vector<Op> &ops) {
+  for (const Op &o : ops) {
+    if (o.kind == OpKind::Fusion) {
+      const Region &region = *o.region;
+      for (size_t i = 0; i < region.params.size(); ++i)
+        alias_[region.params[i]] = o.operands[i];
+      std::vector<Op> none;
+      for (size_t i = 0; i + 1 < region.ops.size(); ++i) {
+        const Op &inner = region.ops[i];
+        if (inner.kind == OpKind::Copy || inner.kind == OpKind::Relayout)
+          alias_[inner.results[0]] = inner.operands[0];
+        else
+          ops_.push_back(&inner);
+      }
+      const Op &ret = region.ops.back();
+      for (size_t i = 0; i < o.results.size(); ++i)
+        alias_[o.results[i]] = ret.operands[i];
+    } else if (o.kind == OpKind::Copy || o.kind == OpKind::Relayout) {
+      alias_[o.results[0]] = o.operands[0]; // a logical no-op
+    } else {
+      ops_.push_back(&o);
+    }
+  }
+}
+
+std::string layoutText(const TensorType &t) {
+  std::string s = "{";
+  for (size_t i = 0; i < t.minorToMajor.size(); ++i)
+    s += (i ? "," : "") + std::to_string(t.minorToMajor[i]);
+  return s + "}";
+}
+
+/// What StableHLO cannot express: tf32 outside a contraction's operands,
+/// and (for the entry) layouts other than row-major.
+void FunctionEmitter::check() {
+  const std::string tf32Rule = "StableHLO has no tf32 type: a tf32 tensor can only be an operand of a contraction "
+                               "(dot_general with the tf32 algorithm)";
+  for (ValueId p : f_.params)
+    if (f_.valueTypes[p].dtype == DType::TF32)
+      refuse(f_.loc, "`" + f_.name + "` takes %" + std::to_string(p) + ": " + typeText(f_.valueTypes[p]) + "; " + tf32Rule +
+                         ", so round an f32 parameter inside the function instead");
+  if (entry_) {
+    for (ValueId p : f_.params)
+      if (!f_.valueTypes[p].hasDefaultLayout())
+        refuse(f_.loc, "the entry `" + f_.name + "` takes %" + std::to_string(p) + " in layout " +
+                           layoutText(f_.valueTypes[p]) + ": StableHLO receives logical tensors (SFEP-0053 §3.7), so the " +
+                           "entry's parameters and results must be row-major; relayout inside the function instead");
+    for (size_t i = 0; i < f_.resultTypes.size(); ++i)
+      if (!f_.resultTypes[i].hasDefaultLayout())
+        refuse(f_.loc, "the entry `" + f_.name + "` returns result " + std::to_string(i) + " in layout " +
+                           layoutText(f_.resultTypes[i]) + ": StableHLO receives logical tensors (SFEP-0053 §3.7), so " +
+                           "the entry's parameters and results must be row-major; relayout inside the function instead");
+  }
+  for (const Op *o : ops_) {
+    std::string mnemonic(opInfo(o->kind).mnemonic);
+    for (size_t i = 0; i < o->resultTypes.size(); ++i) {
+      if (o->resultTypes[i].dtype != DType::TF32)
+        continue;
+      if (o->kind == OpKind::Constant)
+        continue;
+      if (o->kind == OpKind::Convert) {
+        DType from = type(o->operands[0]).dtype;
+        if (from == DType::F64 || !isFloat(from))
+          refuse(o->loc, "`convert` from " + std::string(dtypeName(from)) + " to tf32 rounds once, which StableHLO can " +
+                             "only write as two roundings (through f32): convert to f32 first");
+        continue;
+      }
+      refuse(o->loc, "`" + mnemonic + "` gives a tf32 tensor; " + tf32Rule + ": compute in f32 and convert to tf32 " +
+                         "just before the contraction");
+    }
+    for (ValueId v : o->operands) {
+      if (type(v).dtype != DType::TF32 || o->kind == OpKind::DotGeneral)
+        continue;
+      refuse(o->loc, "`" + mnemonic + "` takes a tf32 tensor; " + tf32Rule);
+      break;
+    }
+  }
+}
+
+void FunctionEmitter::reduce(const Op &o) {
+  const TensorType &in = type(o.operands[0]);
+  const TensorType &out = o.resultTypes[0];
+  DType acc = o.acc.value_or(in.dtype);
+  code_.shape = in.shape;
+  std::string x = code_.convert(in.dtype, acc, name(o.operands[0]));
+  code_.shape = {};
+  std::string init = code_.splat(acc, identityEncoding(o.combiner, acc));
+  std::string combine;
+  switch (o.combiner) {
+  case Combiner::Sum: combine = "add"; break;
+  case Combiner::Prod: combine = "multiply"; break;
+  case Combiner::Max: combine = "maximum"; break;
+  case Combiner::Min: combine = "minimum"; break;
+  case Combiner::And: combine = "and"; break;
+  case Combiner::Or: combine = "or"; break;
+  case Combiner::ArgMax: case Combiner::ArgMin: break;
+  }
+  Shape reducedShape = out.shape;
+  std::string types = "(" + tensorOf(acc, in.shape) + ", " + tensorOf(acc, {}) + ") -> " + tensorOf(acc, reducedShape);
+  std::string r;
+  if (!isFp8Element(acc)) {
+    r = code_.op("stablehlo.reduce(" + x + " init: " + init + ") applies stablehlo." + combine + " across dimensions = " +
+                 list(o.dims) + " : " + types);
+  } else { // the combiner computes in f32 and rounds (Keel's fp8 arithmetic)
+    std::string a = code_.fresh(), b = code_.fresh();
+    Code body(counter_, "      ", module_);
+    body.loc = code_.loc;
+    BinaryCode bc = o.combiner == Combiner::Sum ? BinaryCode::Add
+                    : o.combiner == Combiner::Prod ? BinaryCode::Mul
+                    : o.combiner == Combiner::Max  ? BinaryCode::Max
+                                                   : BinaryCode::Min;
+    std::string v = body.binary(bc, acc, a, b);
+    r = code_.fresh();
+    std::string scalar = tensorOf(acc, {});
+    code_.line(r + " = \"stablehlo.reduce\"(" + x + ", " + init + ") ({\n    ^bb0(" + a + ": " + scalar + ", " + b + ": " +
+               scalar + "):\n" + body.text() + "      \"stablehlo.return\"(" + v + ") : (" + scalar + ") -> ()" + code_.loc +
+               "\n    }) {dimensions = array<i64: " + list(o.dims).substr(1, list(o.dims).size() - 2) + ">} : " + types);
+  }
+  code_.shape = out.shape;
+  define(o.results[0], code_.convert(acc, out.dtype, r));
+}
+
+void FunctionEmitter::argReduce(const Op &o) {
+  // A two-operand reduce of (value, row-major position among the reduced
+  // axes). The comparator keeps the better value, a NaN beating every
+  // number, and the smaller position among equals (NaNs included): a
+  // choice independent of the order the consumer combines in, so the
+  // result is Keel's first extreme index.
+  const TensorType &in = type(o.operands[0]);
+  DType acc = o.acc.value_or(in.dtype);
+  code_.shape = in.shape;
+  std::string x = code_.convert(in.dtype, acc, name(o.operands[0]));
+  std::string position;
+  int64_t stride = 1;
+  for (size_t k = o.dims.size(); k-- > 0;) {
+    std::string iota = code_.op("stablehlo.iota dim = " + std::to_string(o.dims[k]) + " : " + code_.ty(DType::I64));
+    std::string term = stride == 1 ? iota : code_.bin("multiply", DType::I64, iota, code_.splat(DType::I64, static_cast<uint64_t>(stride)));
+    position = position.empty() ? term : code_.bin("add", DType::I64, position, term);
+    stride *= in.shape[static_cast<size_t>(o.dims[k])];
+  }
+  code_.shape = {};
+  bool isMax = o.combiner == Combiner::ArgMax;
+  uint64_t worst = identityEncoding(isMax ? Combiner::Max : Combiner::Min, acc);
+  std::string initValue = code_.splat(acc, worst);
+  std::string initIndex = code_.splat(DType::I64, 0x7FFFFFFFFFFFFFFFull);
+  std::string a = code_.fresh(), ia = code_.fresh(), b = code_.fresh(), ib = code_.fresh();
+  Code body(counter_, "      ", module_);
+  body.loc = code_.loc;
+  std::string better = body.cmp(isMax ? "GT" : "LT", acc, a, b);
+  std::string same = body.cmp("EQ", acc, a, b);
+  if (isFloat(acc)) {
+    std::string aNaN = body.cmp("NE", acc, a, a), bNaN = body.cmp("NE", acc, b, b);
+    better = body.bin("or", DType::Bool, better, body.bin("and", DType::Bool, aNaN, body.un("not", DType::Bool, bNaN)));
+    same = body.bin("or", DType::Bool, same, body.bin("and", DType::Bool, aNaN, bNaN));
+  }
+  std::string earlier = body.cmp("LT", DType::I64, ia, ib);
+  std::string take = body.bin("or", DType::Bool, better, body.bin("and", DType::Bool, same, earlier));
+  std::string value = body.sel(acc, take, a, b), index = body.sel(DType::I64, take, ia, ib);
+  std::string sv = tensorOf(acc, {}), si = tensorOf(DType::I64, {});
+  const TensorType &out = o.resultTypes[0];
+  std::string r = code_.fresh();
+  std::string dims = list(o.dims);
+  code_.line(r + ":2 = \"stablehlo.reduce\"(" + x + ", " + position + ", " + initValue + ", " + initIndex + ") ({\n    ^bb0(" +
+             a + ": " + sv + ", " + ia + ": " + si + ", " + b + ": " + sv + ", " + ib + ": " + si + "):\n" + body.text() +
+             "      \"stablehlo.return\"(" + value + ", " + index + ") : (" + sv + ", " + si + ") -> ()" + code_.loc +
+             "\n    }) {dimensions = array<i64: " + dims.substr(1, dims.size() - 2) + ">} : (" + tensorOf(acc, in.shape) +
+             ", " + tensorOf(DType::I64, in.shape) + ", " + sv + ", " + si + ") -> (" + tensorOf(acc, out.shape) + ", " +
+             tensorOf(DType::I64, out.shape) + ")");
+  code_.shape = out.shape;
+  names_[o.results[0]] = code_.convert(DType::I64, out.dtype, r + "#1");
+}
+
+void FunctionEmitter::dot(const Op &o) {
+  // Operands converted to the accumulator (exactly: it is at least as wide),
+  // the contraction in it, the result converted once. tf32 operands are
+  // rounded to tf32 where they are made, so the tf32 algorithm's operand
+  // reduction is exact whatever the consumer's hardware does.
+  const TensorType &lhs = type(o.operands[0]), &rhs = type(o.operands[1]);
+  const TensorType &out = o.resultTypes[0];
+  DType acc = o.acc.value_or(lhs.dtype);
+  bool tf32 = lhs.dtype == DType::TF32 && acc == DType::F32;
+  code_.shape = lhs.shape;
+  std::string a = code_.convert(lhs.dtype, acc, name(o.operands[0]));
+  code_.shape = rhs.shape;
+  std::string b = code_.convert(rhs.dtype, acc, name(o.operands[1]));
+  std::string dims;
+  if (!o.lhsBatch.empty())
+    dims += ", batching_dims = " + list(o.lhsBatch) + " x " + list(o.rhsBatch);
+  dims += ", contracting_dims = " + list(o.lhsContract) + " x " + list(o.rhsContract);
+  if (tf32)
+    dims += ", algorithm = <lhs_precision_type = tf32, rhs_precision_type = tf32, accumulation_type = f32, "
+            "lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, "
+            "allow_imprecise_accumulation = false>";
+  else if (isFloat(acc))
+    dims += ", precision = [HIGHEST, HIGHEST]";
+  code_.shape = out.shape;
+  std::string r = code_.op("stablehlo.dot_general " + a + ", " + b + dims + " : (" + tensorOf(acc, lhs.shape) + ", " +
+                           tensorOf(acc, rhs.shape) + ") -> " + code_.ty(acc));
+  define(o.results[0], code_.convert(acc, out.dtype, r));
+}
+
+void FunctionEmitter::emitOp(const Op &o) {
+  code_.loc = mlirLocation(o.loc);
+  const TensorType *out = o.resultTypes.empty() ? nullptr : &o.resultTypes[0];
+  if (out)
+    code_.shape = out->shape;
+  auto operand = [&](size_t i) { return name(o.operands[i]); };
+  auto dtypeOf = [&](size_t i) { return type(o.operands[i]).dtype; };
+  switch (o.kind) {
+  case OpKind::Unary: define(o.results[0], code_.unary(o.unary, out->dtype, operand(0))); return;
+  case OpKind::Binary: define(o.results[0], code_.binary(o.binary, out->dtype, operand(0), operand(1))); return;
+  case OpKind::Compare: define(o.results[0], code_.compare(o.compare, dtypeOf(0), operand(0), operand(1))); return;
+  case OpKind::Select: define(o.results[0], code_.sel(out->dtype, operand(0), operand(1), operand(2))); return;
+  case OpKind::Convert: define(o.results[0], code_.convert(dtypeOf(0), out->dtype, operand(0))); return;
+  case OpKind::Constant: {
+    TensorType t = TensorType::make(out->dtype, out->shape);
+    define(o.results[0], code_.op("stablehlo.constant " + mlirDense(t, o.constant, kInts) + " : " + code_.ty(out->dtype)));
+    return;
+  }
+  case OpKind::Iota: {
+    // Exact when every index is a value of the dtype; else made in i64
+    // and converted as `convert` does (wrapping, rounding, saturating).
+    int64_t last = out->shape[static_cast<size_t>(o.axis)] - 1;
+    DType t = out->dtype;
+    bool exact = isFloat(t) ? !isFp8Element(t) && t != DType::TF32 && last <= (int64_t{1} << formatInfo(t).precision())
+                            : encodingBits(t) >= 64 || last <= static_cast<int64_t>((uint64_t{1} << (encodingBits(t) - (isSignedType(t) ? 1 : 0))) - 1);
+    if (exact) {
+      define(o.results[0], code_.op("stablehlo.iota dim = " + std::to_string(o.axis) + " : " + code_.ty(t)));
+    } else {
+      std::string i = code_.op("stablehlo.iota dim = " + std::to_string(o.axis) + " : " + code_.ty(DType::I64));
+      define(o.results[0], code_.convert(DType::I64, t, i));
+    }
+    return;
+  }
+  case OpKind::BroadcastInDim:
+    define(o.results[0], code_.op("stablehlo.broadcast_in_dim " + operand(0) + ", dims = " + list(o.dims) + " : (" +
+                                  tensorOf(dtypeOf(0), type(o.operands[0]).shape) + ") -> " + code_.ty(out->dtype)));
+    return;
+  case OpKind::Reshape:
+    define(o.results[0], code_.op("stablehlo.reshape " + operand(0) + " : (" + tensorOf(dtypeOf(0), type(o.operands[0]).shape) +
+                                  ") -> " + code_.ty(out->dtype)));
+    return;
+  case OpKind::Transpose:
+    define(o.results[0], code_.op("stablehlo.transpose " + operand(0) + ", dims = " + list(o.dims) + " : (" +
+                                  tensorOf(dtypeOf(0), type(o.operands[0]).shape) + ") -> " + code_.ty(out->dtype)));
+    return;
+  case OpKind::Slice: {
+    std::string ranges;
+    for (size_t d = 0; d < o.dims.size(); ++d)
+      ranges += (d ? ", " : "") + std::to_string(o.dims[d]) + ":" + std::to_string(o.limits[d]);
+    define(o.results[0], code_.op("stablehlo.slice " + operand(0) + " [" + ranges + "] : (" +
+                                  tensorOf(dtypeOf(0), type(o.operands[0]).shape) + ") -> " + code_.ty(out->dtype)));
+    return;
+  }
+  case OpKind::Concatenate: {
+    std::vector<std::string> names, types;
+    for (size_t i = 0; i < o.operands.size(); ++i) {
+      names.push_back(operand(i));
+      types.push_back(tensorOf(dtypeOf(i), type(o.operands[i]).shape));
+    }
+    define(o.results[0], code_.op("stablehlo.concatenate " + joined(names) + ", dim = " + std::to_string(o.axis) + " : (" +
+                                  joined(types) + ") -> " + code_.ty(out->dtype)));
+    return;
+  }
+  case OpKind::Reduce:
+    if (o.combiner == Combiner::ArgMax || o.combiner == Combiner::ArgMin)
+      argReduce(o);
+    else
+      reduce(o);
+    return;
+  case OpKind::DotGeneral: dot(o); return;
+  case OpKind::Call: {
+    std::vector<std::string> names, types, results;
+    for (size_t i = 0; i < o.operands.size(); ++i) {
+      names.push_back(operand(i));
+      types.push_back(tensorOf(dtypeOf(i), type(o.operands[i]).shape));
+    }
+    for (const TensorType &t : o.resultTypes)
+      results.push_back(tensorOf(t.dtype, t.shape));
+    std::string call = "call @" + symbols_.at(o.callee) + "(" + joined(names) + ") : (" + joined(types) + ") -> " +
+                       (results.size() == 1 ? results[0] : "(" + joined(results) + ")");
+    if (results.empty()) {
+      code_.line(call);
+    } else if (results.size() == 1) {
+      define(o.results[0], code_.op(call));
+    } else {
+      std::string r = code_.fresh();
+      code_.line(r + ":" + std::to_string(results.size()) + " = " + call);
+      for (size_t i = 0; i < o.results.size(); ++i)
+        names_[o.results[i]] = r + "#" + std::to_string(i);
+    }
+    return;
+  }
+  case OpKind::Return: {
+    std::vector<std::string> names, types;
+    for (size_t i = 0; i < o.operands.size(); ++i) {
+      names.push_back(operand(i));
+      types.push_back(tensorOf(dtypeOf(i), type(o.operands[i]).shape));
+    }
+    code_.line(names.empty() ? "return" : "return " + joined(names) + " : " + joined(types));
+    return;
+  }
+  case OpKind::Copy: case OpKind::Relayout: case OpKind::Fusion: break; // flattened
+  }
+}
+
+std::string FunctionEmitter::emit() {
+  flatten(f_.ops);
+  check();
+  std::vector<std::string> params, results;
+  for (ValueId p : f_.params) {
+    const TensorType &t = f_.valueTypes[p];
+    names_[p] = "%v" + std::to_string(p);
+    params.push_back(names_[p] + ": " + tensorOf(t.dtype, t.shape));
+  }
+  for (const TensorType &t : f_.resultTypes)
+    results.push_back(tensorOf(t.dtype, t.shape));
+  for (const Op *o : ops_)
+    emitOp(*o);
+  std::string head = "  func.func " + std::string(public_ ? "public" : "private") + " @" + symbols_.at(f_.name) + "(" +
+                     joined(params) + ")";
+  if (!results.empty())
+    head += " -> " + (results.size() == 1 ? results[0] : "(" + joined(results) + ")");
+  return head + " {\n" + code_.text() + "  }" + mlirLocation(f_.loc) + "\n";
+}
+
+/// `@main()` for --main: the arguments as constants, the entry called, and
+/// each result returned with floats as unsigned integers of their width.
+std::string emitMain(const Function &entry, const std::string &symbol, const std::vector<std::vector<uint64_t>> &args,
+                     ModuleState &module) {
+  int counter = 0;
+  Code b(counter, "    ", module);
+  std::vector<std::string> names, types, results, returned, returnedTypes;
+  for (size_t i = 0; i < entry.params.size(); ++i) {
+    const TensorType &t = entry.valueTypes[entry.params[i]];
+    std::string type = tensorOf(t.dtype, t.shape);
+    names.push_back(b.op("stablehlo.constant " + mlirDense(TensorType::make(t.dtype, t.shape), args[i], kInts) + " : " + type));
+    types.push_back(type);
+  }
+  for (const TensorType &t : entry.resultTypes)
+    results.push_back(tensorOf(t.dtype, t.shape));
+  size_t n = results.size();
+  std::string call = "call @" + symbol + "(" + joined(names) + ") : (" + joined(types) + ") -> " +
+                     (n == 1 ? results[0] : "(" + joined(results) + ")");
+  std::string r;
+  if (n == 0) {
+    b.line(call);
+  } else {
+    r = b.fresh();
+    b.line(r + (n > 1 ? ":" + std::to_string(n) : "") + " = " + call);
+  }
+  for (size_t k = 0; k < n; ++k) {
+    const TensorType &t = entry.resultTypes[k];
+    std::string v = n == 1 ? r : r + "#" + std::to_string(k);
+    b.shape = t.shape;
+    if (isFloat(t.dtype)) {
+      DType bits = formatInfo(t.dtype).storageBits == 64   ? DType::U64
+                   : formatInfo(t.dtype).storageBits == 32 ? DType::U32
+                   : formatInfo(t.dtype).storageBits == 16 ? DType::U16
+                                                           : DType::U8;
+      v = b.bitcast(t.dtype, bits, v);
+      returnedTypes.push_back(tensorOf(bits, t.shape));
+    } else {
+      returnedTypes.push_back(tensorOf(t.dtype, t.shape));
+    }
+    returned.push_back(v);
+  }
+  b.line(returned.empty() ? "return" : "return " + joined(returned) + " : " + joined(returnedTypes));
+  std::string head = "  func.func public @main()";
+  if (!returnedTypes.empty())
+    head += " -> " + (n == 1 ? returnedTypes[0] : "(" + joined(returnedTypes) + ")");
+  return head + " {\n" + b.text() + "  }\n";
+}
+
+} // namespace
+
+ExitOutput emitStableHlo(const Module &m, const StableHloOptions &options) {
+  ExitOutput out;
+  std::vector<const Function *> functions = reachableFrom(m, options.entry);
+  const Function &entry = *functions.front();
+  if (std::find(entry.effects.begin(), entry.effects.end(), "gpu") == entry.effects.end())
+    out.refusals.push_back({entry.loc,
+                            "`" + entry.name + "` is emitted for a device (the StableHLO exit), so it must declare the " +
+                                "effect gpu, which it does not",
+                            "gpu"});
+  // Symbols: the entry is @main (unless --main adds its own); every other
+  // function keeps Keel's name unless it is one the module needs (`main`,
+  // the `keel.` decompositions), which gets a `_` appended (or `user.`
+  // before).
+  std::set<std::string> taken{"main"};
+  std::map<std::string, std::string> symbols;
+  for (const Function *f : functions) {
+    if (f == &entry && !options.mainArguments) {
+      symbols[f->name] = "main";
+      continue;
+    }
+    std::string s = f->name.rfind("keel.", 0) == 0 ? "user." + f->name : f->name;
+    while (taken.count(s))
+      s += "_";
+    taken.insert(s);
+    symbols[f->name] = s;
+  }
+  ModuleState module;
+  std::string body;
+  for (const Function *f : functions)
+    body += FunctionEmitter(*f, module, symbols, f == &entry, f == &entry && !options.mainArguments, out.refusals).emit();
+  if (!out.refusals.empty())
+    return out;
+  if (options.mainArguments)
+    body += emitMain(entry, symbols.at(entry.name), *options.mainArguments, module);
+  for (const auto &[name, text] : module.decompositions)
+    body += text;
+  std::string moduleName = options.mainArguments ? "main" : entry.name;
+  out.text = "// Keel's StableHLO exit: @" + entry.name + (options.source.empty() ? "" : " of " + options.source) +
+             (options.mainArguments ? ", called by a @main that runs it on fixed arguments,"
+                                    : " as @main") +
+             " and the functions it calls.\n"
+             "// StableHLO " +
+             std::string(kStableHloVersion) +
+             " (keel.stablehlo_version); portable artifact: stablehlo-translate\n"
+             "// --serialize --target=" +
+             kStableHloVersion + ". docs/exits.md says which results are exact.\n" + "module @" + moduleName +
+             " attributes {keel.stablehlo_version = \"" + kStableHloVersion + "\"} {\n" + body + "}\n";
+  return out;
+}
+
+} // namespace keel::exits
