@@ -2,8 +2,8 @@
 # Sets up and builds Keel, then runs its main job on the shipped examples:
 # the transformer block of examples/transformer.sfn, type-checked for every
 # size and run end to end on generated inputs through the CPU oracle; a
-# tensor function run on .npy-style arguments; how well-known values round in
-# every format Keel knows.
+# tensor function run on .npy-style arguments, through the MLIR linalg exit,
+# and as StableHLO; how well-known values round in every format Keel knows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >/dev/null
@@ -19,6 +19,9 @@ $keel run examples/transformer.sfn --entry softmax --arg x=random:7 --bind S=2,T
 echo
 echo "== keel emit --linalg ... --main | scripts/mlir-run.sh   (the same softmax as MLIR linalg, run by MLIR's own tools; f32 bit patterns)"
 $keel emit --linalg examples/transformer.sfn --entry softmax --bind S=2,T=5 --main --arg x=random:7 | scripts/mlir-run.sh
+echo
+echo "== keel emit --stablehlo examples/transformer.sfn --entry softmax --bind S=2,T=5   (StableHLO 1.13 for XLA / IREE)"
+$keel emit --stablehlo examples/transformer.sfn --entry softmax --bind S=2,T=5
 echo
 echo "== keel ir examples/transformer.sfn --entry mlp --bind S=2,D=4,F=8"
 $keel ir examples/transformer.sfn --entry mlp --bind S=2,D=4,F=8

@@ -481,7 +481,9 @@ private:
   const TensorType &type(ValueId v) const { return f_.valueTypes[resolve(v)]; }
   std::string name(ValueId v) const { return names_.at(resolve(v)); }
   void define(ValueId v, const std::string &n) { names_[v] = code_.rename(n, "%v" + std::to_string(v)); }
-  void refuse(const Location &loc, std::string message) { refusals_.push_back({loc, std::move(message), ""}); }
+  template <typename At> void refuse(const At &at, std::string message) { // an Op or a Function
+    refusals_.push_back({at.loc, std::move(message), "", at.textSpan});
+  }
   void check();
   void emitOp(const Op &o);
   void reduce(const Op &o);
@@ -539,43 +541,43 @@ void FunctionEmitter::check() {
                                "(dot_general with the tf32 algorithm)";
   for (ValueId p : f_.params)
     if (f_.valueTypes[p].dtype == DType::TF32)
-      refuse(f_.loc, "`" + f_.name + "` takes %" + std::to_string(p) + ": " + typeText(f_.valueTypes[p]) + "; " + tf32Rule +
+      refuse(f_, "`" + f_.name + "` takes %" + std::to_string(p) + ": " + typeText(f_.valueTypes[p]) + "; " + tf32Rule +
                          ", so round an f32 parameter inside the function instead");
   if (entry_) {
     for (ValueId p : f_.params)
       if (!f_.valueTypes[p].hasDefaultLayout())
-        refuse(f_.loc, "the entry `" + f_.name + "` takes %" + std::to_string(p) + " in layout " +
+        refuse(f_, "the entry `" + f_.name + "` takes %" + std::to_string(p) + " in layout " +
                            layoutText(f_.valueTypes[p]) + ": StableHLO receives logical tensors (SFEP-0053 §3.7), so the " +
                            "entry's parameters and results must be row-major; relayout inside the function instead");
     for (size_t i = 0; i < f_.resultTypes.size(); ++i)
       if (!f_.resultTypes[i].hasDefaultLayout())
-        refuse(f_.loc, "the entry `" + f_.name + "` returns result " + std::to_string(i) + " in layout " +
+        refuse(f_, "the entry `" + f_.name + "` returns result " + std::to_string(i) + " in layout " +
                            layoutText(f_.resultTypes[i]) + ": StableHLO receives logical tensors (SFEP-0053 §3.7), so " +
                            "the entry's parameters and results must be row-major; relayout inside the function instead");
   }
   for (const Op *o : ops_) {
     std::string mnemonic(opInfo(o->kind).mnemonic);
-    for (size_t i = 0; i < o->resultTypes.size(); ++i) {
-      if (o->resultTypes[i].dtype != DType::TF32)
-        continue;
-      if (o->kind == OpKind::Constant)
+    size_t before = refusals_.size();
+    for (size_t i = 0; i < o->resultTypes.size() && refusals_.size() == before; ++i) {
+      if (o->resultTypes[i].dtype != DType::TF32 || o->kind == OpKind::Constant)
         continue;
       if (o->kind == OpKind::Convert) {
         DType from = type(o->operands[0]).dtype;
         if (from == DType::F64 || !isFloat(from))
-          refuse(o->loc, "`convert` from " + std::string(dtypeName(from)) + " to tf32 rounds once, which StableHLO can " +
-                             "only write as two roundings (through f32): convert to f32 first");
+          refuse(*o, "`convert` from " + std::string(dtypeName(from)) + " to tf32 rounds once, which StableHLO can " +
+                         "only write as two roundings (through f32): convert to f32 first");
         continue;
       }
-      refuse(o->loc, "`" + mnemonic + "` gives a tf32 tensor; " + tf32Rule + ": compute in f32 and convert to tf32 " +
-                         "just before the contraction");
+      refuse(*o, "`" + mnemonic + "` gives a tf32 tensor; " + tf32Rule + ": compute in f32 and convert to tf32 " +
+                     "just before the contraction");
     }
-    for (ValueId v : o->operands) {
-      if (type(v).dtype != DType::TF32 || o->kind == OpKind::DotGeneral)
-        continue;
-      refuse(o->loc, "`" + mnemonic + "` takes a tf32 tensor; " + tf32Rule);
-      break;
-    }
+    if (refusals_.size() != before || o->kind == OpKind::DotGeneral)
+      continue;
+    for (ValueId v : o->operands)
+      if (type(v).dtype == DType::TF32) {
+        refuse(*o, "`" + mnemonic + "` takes a tf32 tensor; " + tf32Rule);
+        break;
+      }
   }
 }
 
@@ -884,7 +886,7 @@ ExitOutput emitStableHlo(const Module &m, const StableHloOptions &options) {
     out.refusals.push_back({entry.loc,
                             "`" + entry.name + "` is emitted for a device (the StableHLO exit), so it must declare the " +
                                 "effect gpu, which it does not",
-                            "gpu"});
+                            "gpu", entry.textSpan});
   // Symbols: the entry is @main (unless --main adds its own); every other
   // function keeps Keel's name unless it is one the module needs (`main`,
   // the `keel.` decompositions), which gets a `_` appended (or `user.`
@@ -914,15 +916,12 @@ ExitOutput emitStableHlo(const Module &m, const StableHloOptions &options) {
     body += text;
   std::string moduleName = options.mainArguments ? "main" : entry.name;
   out.text = "// Keel's StableHLO exit: @" + entry.name + (options.source.empty() ? "" : " of " + options.source) +
-             (options.mainArguments ? ", called by a @main that runs it on fixed arguments,"
-                                    : " as @main") +
-             " and the functions it calls.\n"
-             "// StableHLO " +
-             std::string(kStableHloVersion) +
-             " (keel.stablehlo_version); portable artifact: stablehlo-translate\n"
-             "// --serialize --target=" +
-             kStableHloVersion + ". docs/exits.md says which results are exact.\n" + "module @" + moduleName +
-             " attributes {keel.stablehlo_version = \"" + kStableHloVersion + "\"} {\n" + body + "}\n";
+             (options.mainArguments ? ", called by a @main that runs it on fixed arguments," : " as @main") +
+             " and the functions it calls.\n// StableHLO " + kStableHloVersion +
+             " (keel.stablehlo_version). Portable artifact:\n//   stablehlo-translate --serialize --target=" +
+             kStableHloVersion + " FILE.mlir -o FILE.mlirbc\n// docs/exits.md says which results equal keel run's.\n" +
+             "module @" + moduleName + " attributes {keel.stablehlo_version = \"" + kStableHloVersion + "\"} {\n" + body +
+             "}\n";
   return out;
 }
 

@@ -312,7 +312,9 @@ std::optional<std::string> exitText(Compilation &c, std::string_view step, const
   if (!guarded(c, step, [&] { out = c.timed(step, emit); }))
     return std::nullopt;
   for (const exits::Refusal &r : out.refusals) {
-    Span at = c.sources.spanAt(r.loc.file, r.loc.line, r.loc.column);
+    Span at = r.loc.known() ? c.sources.spanAt(r.loc.file, r.loc.line, r.loc.column) : Span{};
+    if (!at.valid()) // no location, or one in a file not loaded: where it is in the IR text
+      at = r.textSpan;
     if (r.missingEffect.empty()) {
       c.diags.error("E0915", at, r.message);
       continue;

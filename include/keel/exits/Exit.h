@@ -10,6 +10,7 @@
 #define KEEL_EXITS_EXIT_H
 
 #include "keel/ir/IR.h"
+#include "keel/support/Source.h"
 
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@ struct Refusal {
   ir::Location loc;
   std::string message;
   std::string missingEffect; ///< non-empty: the effect (`gpu`) the entry must declare
+  Span textSpan;             ///< where it is in IR text, for a location-less operation or function
 };
 
 struct ExitOutput {
