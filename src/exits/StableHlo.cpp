@@ -710,6 +710,14 @@ void FunctionEmitter::emitOp(const Op &o) {
     code_.shape = out->shape;
   auto operand = [&](size_t i) { return name(o.operands[i]); };
   auto dtypeOf = [&](size_t i) { return type(o.operands[i]).dtype; };
+  auto operandList = [&] { // the operands' names and types
+    std::pair<std::vector<std::string>, std::vector<std::string>> r;
+    for (size_t i = 0; i < o.operands.size(); ++i) {
+      r.first.push_back(operand(i));
+      r.second.push_back(tensorOf(dtypeOf(i), type(o.operands[i]).shape));
+    }
+    return r;
+  };
   switch (o.kind) {
   case OpKind::Unary: define(o.results[0], code_.unary(o.unary, out->dtype, operand(0))); return;
   case OpKind::Binary: define(o.results[0], code_.binary(o.binary, out->dtype, operand(0), operand(1))); return;
@@ -757,11 +765,7 @@ void FunctionEmitter::emitOp(const Op &o) {
     return;
   }
   case OpKind::Concatenate: {
-    std::vector<std::string> names, types;
-    for (size_t i = 0; i < o.operands.size(); ++i) {
-      names.push_back(operand(i));
-      types.push_back(tensorOf(dtypeOf(i), type(o.operands[i]).shape));
-    }
+    auto [names, types] = operandList();
     define(o.results[0], code_.op("stablehlo.concatenate " + joined(names) + ", dim = " + std::to_string(o.axis) + " : (" +
                                   joined(types) + ") -> " + code_.ty(out->dtype)));
     return;
@@ -774,11 +778,8 @@ void FunctionEmitter::emitOp(const Op &o) {
     return;
   case OpKind::DotGeneral: dot(o); return;
   case OpKind::Call: {
-    std::vector<std::string> names, types, results;
-    for (size_t i = 0; i < o.operands.size(); ++i) {
-      names.push_back(operand(i));
-      types.push_back(tensorOf(dtypeOf(i), type(o.operands[i]).shape));
-    }
+    auto [names, types] = operandList();
+    std::vector<std::string> results;
     for (const TensorType &t : o.resultTypes)
       results.push_back(tensorOf(t.dtype, t.shape));
     std::string call = "call @" + symbols_.at(o.callee) + "(" + joined(names) + ") : (" + joined(types) + ") -> " +
@@ -796,11 +797,7 @@ void FunctionEmitter::emitOp(const Op &o) {
     return;
   }
   case OpKind::Return: {
-    std::vector<std::string> names, types;
-    for (size_t i = 0; i < o.operands.size(); ++i) {
-      names.push_back(operand(i));
-      types.push_back(tensorOf(dtypeOf(i), type(o.operands[i]).shape));
-    }
+    auto [names, types] = operandList();
     code_.line(names.empty() ? "return" : "return " + joined(names) + " : " + joined(types));
     return;
   }

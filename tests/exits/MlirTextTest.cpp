@@ -23,6 +23,21 @@ TEST(MlirText, ElementTypes) {
   EXPECT_EQ(mlirTensorType(ir::TensorType::make(DType::F32, {})), "tensor<f32>");
 }
 
+// StableHLO's integer types carry their signedness (its specification:
+// `ui8` ... `ui64`), and an unsigned literal is its unsigned value.
+TEST(MlirText, UnsignedTypesForStableHlo) {
+  EXPECT_EQ(mlirElementType(DType::U8, Integers::Unsigned), "ui8");
+  EXPECT_EQ(mlirElementType(DType::U64, Integers::Unsigned), "ui64");
+  EXPECT_EQ(mlirElementType(DType::I32, Integers::Unsigned), "i32");
+  EXPECT_EQ(mlirElementType(DType::Bool, Integers::Unsigned), "i1");
+  EXPECT_EQ(mlirTensorType(ir::TensorType::make(DType::U16, {4}), Integers::Unsigned), "tensor<4xui16>");
+  EXPECT_EQ(mlirLiteral(DType::U8, 0xFF, Integers::Unsigned), "255");
+  EXPECT_EQ(mlirLiteral(DType::U8, 0xFF), "-1"); // signless: the same bits
+  EXPECT_EQ(mlirLiteral(DType::U64, ~uint64_t{0}, Integers::Unsigned), "18446744073709551615");
+  EXPECT_EQ(mlirLiteral(DType::I8, 0xFF, Integers::Unsigned), "-1");
+  EXPECT_EQ(mlirDense(ir::TensorType::make(DType::U8, {2}), {0, 200}, Integers::Unsigned), "dense<[0, 200]>");
+}
+
 TEST(MlirText, LiteralsAreExact) {
   EXPECT_EQ(mlirLiteral(DType::F32, 0x3F800000), "0x3F800000");        // 1.0
   EXPECT_EQ(mlirLiteral(DType::F16, 0x3C00), "0x3C00");                // 1.0

@@ -176,7 +176,9 @@ def check(keel, source, entry, args=(), bindings="", extra=(), ulps=0, ulp_resul
     return problems, largest, len(expected)
 
 
-def main():
+def command_line(check_function, tools_missing, keel_math=True):
+    """The command line of an exit's checker (this one's, stablehlo_check.py's):
+    the exit status."""
     parser = argparse.ArgumentParser()
     parser.add_argument("keel")
     parser.add_argument("source")
@@ -184,16 +186,17 @@ def main():
     parser.add_argument("--arg", action="append", default=[])
     parser.add_argument("--bind", default="")
     parser.add_argument("--no-fuse", action="store_true")
-    parser.add_argument("--keel-math", action="store_true")
+    if keel_math:
+        parser.add_argument("--keel-math", action="store_true")
     parser.add_argument("--ulps", type=int, default=0)
     o = parser.parse_args()
-    missing = mlir_tools_missing()
+    missing = tools_missing()
     if missing:
         print(f"unsupported: {missing}")
         return 0
-    extra = (["--no-fuse"] if o.no_fuse else []) + (["--keel-math"] if o.keel_math else [])
+    extra = (["--no-fuse"] if o.no_fuse else []) + (["--keel-math"] if keel_math and o.keel_math else [])
     try:
-        problems, largest, count = check(o.keel, o.source, o.entry, o.arg, o.bind, extra, o.ulps)
+        problems, largest, count = check_function(o.keel, o.source, o.entry, o.arg, o.bind, extra, o.ulps)
     except RuntimeError as e:
         print(f"error: {e}")
         return 1
@@ -202,6 +205,10 @@ def main():
         return 1
     print(f"ok: {count} results equal" + (f" (largest difference {max(largest.values(), default=0)} ulp)" if o.ulps else ""))
     return 0
+
+
+def main():
+    return command_line(check, mlir_tools_missing)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ usage (also a module for exit_ops.py and the lit tests):
   stablehlo_check.py KEEL FILE --entry F [--arg NAME=SPEC]... [--bind N=4]
                      [--no-fuse] [--ulps N]
 prints `ok: N results equal` or the first differences, and exits 1 then."""
-import argparse
 import os
 import re
 import shutil
@@ -130,31 +129,7 @@ def check(keel, source, entry, args=(), bindings="", extra=(), ulps=0, ulp_resul
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("keel")
-    parser.add_argument("source")
-    parser.add_argument("--entry", required=True)
-    parser.add_argument("--arg", action="append", default=[])
-    parser.add_argument("--bind", default="")
-    parser.add_argument("--no-fuse", action="store_true")
-    parser.add_argument("--ulps", type=int, default=0)
-    o = parser.parse_args()
-    missing = tools_missing()
-    if missing:
-        print(f"unsupported: {missing}")
-        return 0
-    extra = ["--no-fuse"] if o.no_fuse else []
-    try:
-        problems, largest, count = check(o.keel, o.source, o.entry, o.arg, o.bind, extra, o.ulps)
-    except RuntimeError as e:
-        print(f"error: {e}")
-        return 1
-    if problems:
-        print("\n".join(problems))
-        return 1
-    note = f" (largest difference {max(largest.values(), default=0)} ulp)" if o.ulps else ""
-    print(f"ok: {count} results equal{note}")
-    return 0
+    return linalg_check.command_line(check, tools_missing, keel_math=False)
 
 
 if __name__ == "__main__":
