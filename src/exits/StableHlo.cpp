@@ -106,6 +106,9 @@ public:
   /// Renames `temp` to `wanted` when the last line defines it (so that the
   /// tensor IR's values keep their numbers); returns the name it has.
   std::string rename(const std::string &temp, const std::string &wanted) {
+    for (const auto &[key, name] : constants_)
+      if (name == temp) // shared: other operations use it by this name
+        return temp;
     std::string head = indent_ + temp + " = ";
     size_t last = text_.rfind('\n', text_.size() - 2);
     last = last == std::string::npos ? 0 : last + 1;
