@@ -632,6 +632,12 @@ private:
       op.binary = ir->binary;
       return emit(std::move(op), result, c.span);
     }
+    case F::Select: {
+      ValueId cond = broadcastTo(value(*args[0]), result.shape, args[0]->span);
+      ValueId a = broadcastTo(value(*args[1]), result.shape, args[1]->span);
+      ValueId b = broadcastTo(value(*args[2]), result.shape, args[2]->span);
+      return emit(make(OpKind::Select, {cond, a, b}), result, c.span);
+    }
     case F::Matmul: {
       ValueId l = value(*args[0]), r = value(*args[1]);
       Op op = make(OpKind::DotGeneral, {l, r});

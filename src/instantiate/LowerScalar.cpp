@@ -276,6 +276,8 @@ private:
     case sema::BuiltinFamily::Unary: return unaryElement(ir->unary, t, expr(*c.args[0].value));
     case sema::BuiltinFamily::Binary:
       return binaryElement(binaryOp(ir->binary), t, expr(*c.args[0].value), expr(*c.args[1].value));
+    case sema::BuiltinFamily::Select: // both evaluated, as the tensor operation
+      return loop::makeSelect(expr(*c.args[0].value), expr(*c.args[1].value), expr(*c.args[2].value));
     case sema::BuiltinFamily::Matmul: case sema::BuiltinFamily::Reduce: case sema::BuiltinFamily::ReduceIndex:
     case sema::BuiltinFamily::ReduceBool: case sema::BuiltinFamily::Transpose: case sema::BuiltinFamily::Reshape:
     case sema::BuiltinFamily::Broadcast: case sema::BuiltinFamily::Slice: case sema::BuiltinFamily::Concat:

@@ -16,7 +16,8 @@ bool isReducing(BuiltinFamily f) {
   switch (f) {
   case BuiltinFamily::Reduce: case BuiltinFamily::ReduceIndex: case BuiltinFamily::ReduceBool:
     return true;
-  case BuiltinFamily::Unary: case BuiltinFamily::Binary: case BuiltinFamily::Matmul: case BuiltinFamily::Transpose:
+  case BuiltinFamily::Unary: case BuiltinFamily::Binary: case BuiltinFamily::Select: case BuiltinFamily::Matmul:
+  case BuiltinFamily::Transpose:
   case BuiltinFamily::Reshape: case BuiltinFamily::Broadcast: case BuiltinFamily::Slice: case BuiltinFamily::Concat:
   case BuiltinFamily::Full: case BuiltinFamily::Zeros: case BuiltinFamily::Iota: case BuiltinFamily::TensorLit:
   case BuiltinFamily::Random: case BuiltinFamily::Print:

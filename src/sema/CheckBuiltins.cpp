@@ -101,7 +101,26 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
   std::optional<Scalar> context;
   if (expected && expected->is(Kind::Tensor))
     context = expected->scalar;
+  // where(cond, a, b): a literal branch takes the other branch's type, so
+  // that one is checked first (`where(mask, -inf, scores)`); both take the
+  // context's without one.
+  if (b == F::Select) {
+    std::vector<const Expr *> values;
+    for (const Arg &a : c.args)
+      if (a.name.empty())
+        values.push_back(a.value.get());
+    if (values.size() == 3 && isLiteralTree(*values[1], literalTrees_) && !isLiteralTree(*values[2], literalTrees_)) {
+      const Type *context = expected && isValue(*expected) ? expected : nullptr;
+      Type cond = builtinArgument(*values[0], nullptr), other = builtinArgument(*values[2], context);
+      Type first = builtinArgument(*values[1], isValue(other) ? &other : context);
+      positional = {cond, first, other};
+      positionalExprs = values;
+    }
+  }
   for (const Arg &a : c.args) {
+    if (a.name.empty() && b == F::Select && positional.size() == 3 &&
+        std::find(positionalExprs.begin(), positionalExprs.end(), a.value.get()) != positionalExprs.end())
+      continue; // typed above
     if (a.name.empty()) {
       if (b == F::Print && a.value->as<StringExpr>()) {
         message(*a.value);
@@ -112,6 +131,10 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
       // Positional values: literals take the first tensor's dtype; the
       // value of `full`, the constructor's element type.
       const Type *hint = !positional.empty() && positional[0].is(Kind::Tensor) ? &positional[0] : nullptr;
+      if (b == F::Select) // the branches: the first's type, else the context's
+        hint = positional.size() == 2 && isValue(positional[1]) ? &positional[1]
+               : positional.size() >= 1 && expected && isValue(*expected) ? expected
+                                                                          : nullptr;
       Type fill;
       if (b == F::Full && positional.size() == 1 && (dtype || context)) {
         fill = Type::scalarType(dtype ? *dtype : *context);
@@ -160,8 +183,8 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
   auto tensorArg = [&](size_t i) -> std::optional<Type> {
     if (i >= positional.size() || positional[i].is(Kind::Error))
       return std::nullopt;
-    if (!positional[i].is(Kind::Tensor) && !(b == F::Unary && positional[i].is(Kind::Scalar)) &&
-        !(b == F::Binary && positional[i].is(Kind::Scalar))) {
+    if (!positional[i].is(Kind::Tensor) &&
+        !((b == F::Unary || b == F::Binary || b == F::Select) && positional[i].is(Kind::Scalar))) {
       diags_.error(code::E0106, positionalExprs[i]->span, "`" + c.callee + "` needs a tensor here, found `" +
                                                               typeName(positional[i]) + "`");
       return std::nullopt;
@@ -225,7 +248,7 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
     if (!l || !r) return Type::error();
     std::string ls(src_.slice(positionalExprs[0]->span)), rs(src_.slice(positionalExprs[1]->span));
     if (!sameValueType(*l, *r))
-      return mismatch(Tok::Comma, c.span, *l, *r, ls, rs);
+      return mismatch(c.callee, c.span, *l, *r, ls, rs);
     if (l->is(Kind::Scalar) && r->is(Kind::Scalar) && isFp8(l->scalar)) {
       fp8Arithmetic(c.span, c.callee, l->scalar, ls, rs);
       return Type::error();
@@ -233,12 +256,33 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
     if (!admitted(info.admits, l->scalar, 0)) return Type::error();
     return elementwise(*l, *r, c.span, c.callee);
   }
+  case F::Select: {
+    if (!arity(3, 3)) return Type::error();
+    auto cond = tensorArg(0), x = tensorArg(1), y = tensorArg(2);
+    if (!cond || !x || !y) return Type::error();
+    if (cond->scalar != Scalar::Bool) {
+      diags_.error(code::E0106, positionalExprs[0]->span, "`where` needs a `bool` condition, found `" +
+                                                              typeName(*cond) + "`")
+          .help("compare to make one, e.g. `where(" + std::string(src_.slice(positionalExprs[0]->span)) +
+                " > 0, ...)`");
+      return Type::error();
+    }
+    std::string xs(src_.slice(positionalExprs[1]->span)), ys(src_.slice(positionalExprs[2]->span));
+    if (!sameValueType(*x, *y))
+      return mismatch(c.callee, c.span, *x, *y, xs, ys);
+    Type branches = elementwise(*x, *y, c.span, c.callee);
+    if (branches.is(Kind::Error) || !cond->is(Kind::Tensor))
+      return branches;
+    // The condition's shape broadcasts with the branches' (the result has
+    // the first operand's dtype: theirs).
+    return elementwise(branches, *cond, c.span, c.callee);
+  }
   case F::Matmul: {
     if (!arity(2, 2)) return Type::error();
     auto l = tensorArg(0), r = tensorArg(1);
     if (!l || !r) return Type::error();
     if (l->scalar != r->scalar)
-      return mismatch(Tok::Comma, c.span, *l, *r, std::string(src_.slice(positionalExprs[0]->span)),
+      return mismatch(c.callee, c.span, *l, *r, std::string(src_.slice(positionalExprs[0]->span)),
                       std::string(src_.slice(positionalExprs[1]->span)));
     if (!admitted(info.admits, l->scalar, 0)) return Type::error();
     Scalar result = accumulator(c, l->scalar, acc);

@@ -1,6 +1,8 @@
 //===- CheckExpressions.cpp - Expressions, operators, conversions, calls ---===//
 #include "CheckerImpl.h"
 
+#include <cctype>
+
 #include "keel/numerics/Format.h"
 #include <algorithm>
 #include <charconv>
@@ -217,7 +219,16 @@ Type Checker::elementwise(const Type &l, const Type &r, Span at, const std::stri
 }
 
 Type Checker::mismatch(Tok op, Span at, const Type &l, const Type &r, const std::string &ls, const std::string &rs) {
-  std::string opText(tokenSpelling(op));
+  return mismatch(std::string(tokenSpelling(op)), at, l, r, ls, rs);
+}
+
+Type Checker::mismatch(const std::string &opText, Span at, const Type &l, const Type &r, const std::string &ls,
+                       const std::string &rs) {
+  // `a + b`, or for a built-in `pow(a, b)` / `where(..., a, b)`.
+  bool call = !opText.empty() && std::isalpha(static_cast<unsigned char>(opText[0]));
+  auto spelt = [&](const std::string &a, const std::string &b) {
+    return call ? opText + "(" + (opText == "where" ? "..., " : "") + a + ", " + b + ")" : a + " " + opText + " " + b;
+  };
   bool lowL = isValue(l) && isLowPrecision(l.scalar), lowR = isValue(r) && isLowPrecision(r.scalar);
   bool numeric = isValue(l) && isValue(r) && l.scalar != Scalar::Bool && r.scalar != Scalar::Bool;
   if ((lowL || lowR) && numeric) {
@@ -231,14 +242,14 @@ Type Checker::mismatch(Tok op, Span at, const Type &l, const Type &r, const std:
     diags_.error(code::E0911, at, what + " `" + std::string(scalarName(l.scalar)) + "` and `" +
                                       std::string(scalarName(r.scalar)) + "` in `" + opText + "`")
         .note("there is no implicit promotion between numeric formats (SFEP-0054 §3.5)")
-        .help("convert explicitly, e.g. `" + lc + " " + opText + " " + rc + "`");
+        .help("convert explicitly, e.g. `" + spelt(lc, rc) + "`");
     return Type::error();
   }
   Diagnostic &d = diags_.error(code::E0106, at, "mismatched types `" + typeName(l) + "` and `" + typeName(r) +
                                                     "` in `" + opText + "`");
   if (numeric && l.is(Kind::Scalar) && r.is(Kind::Scalar))
-    d.help("convert one side explicitly, e.g. `" + ls + " " + opText + " (" + rs + " as " +
-           std::string(scalarName(l.scalar)) + ")`");
+    d.help("convert one side explicitly, e.g. `" + spelt(ls, "(" + rs + " as " + std::string(scalarName(l.scalar)) + ")") +
+           "`");
   return Type::error();
 }
 

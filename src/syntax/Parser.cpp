@@ -165,6 +165,16 @@ private:
     return e;
   }
 
+  static bool isFloatConstant(const std::string &name) { return name == "inf" || name == "nan"; }
+  /// A NAME that a declaration introduces: not `inf` or `nan`, which are
+  /// literals.
+  Token declaredName(const char *what) {
+    if (at(Tok::Name) && isFloatConstant(text(cur())))
+      fail("`" + text(cur()) + "` is a float constant (" + (text(cur()) == "inf" ? "infinity" : "not a number") +
+           "), not " + what + ": choose another name");
+    return expect(Tok::Name, what);
+  }
+
   //===-- Errors -----------------------------------------------------------===//
   [[noreturn]] void fail(std::string message) { failAt(cur().span, std::move(message)); }
   [[noreturn]] void failAt(Span span, std::string message) {
@@ -251,13 +261,13 @@ private:
     Span start = take().span;
     if (at(Tok::LParen))
       unsupported(start, "anonymous functions (lambdas)");
-    Token name = expect(Tok::Name, "a function name");
+    Token name = declaredName("a function name");
     fn.name = text(name);
     fn.nameSpan = name.span;
     expect(Tok::LParen);
     while (!at(Tok::RParen)) {
       Param p;
-      Token pn = expect(Tok::Name, "a parameter name");
+      Token pn = declaredName("a parameter name");
       p.name = text(pn);
       p.nameSpan = pn.span;
       expect(Tok::Colon, "`:` and the parameter's type");
@@ -447,7 +457,7 @@ private:
       // "for" NAME "in" expr ".." expr block
       take();
       auto s = std::make_unique<ForStmt>(start);
-      Token var = expect(Tok::Name, "the loop variable");
+      Token var = declaredName("the loop variable");
       s->var = text(var);
       s->varSpan = var.span;
       expect(Tok::KwIn, "`in`");
@@ -548,7 +558,7 @@ private:
     Span start = take().span;
     auto s = std::make_unique<LetStmt>(start);
     s->isMutable = accept(Tok::KwMut);
-    Token name = expect(Tok::Name, "a variable name");
+    Token name = declaredName("a variable name");
     s->name = text(name);
     s->nameSpan = name.span;
     if (accept(Tok::Colon))
@@ -702,7 +712,11 @@ private:
     case Tok::KwTrue: take(); return std::make_unique<BoolExpr>(t.span, true);
     case Tok::KwFalse: take(); return std::make_unique<BoolExpr>(t.span, false);
     case Tok::String: return parseStringToken(take());
-    case Tok::Name: take(); return std::make_unique<NameExpr>(t.span, text(t));
+    case Tok::Name:
+      take();
+      if (isFloatConstant(text(t))) // `inf`, `nan`: literals that take their type from context
+        return std::make_unique<FloatExpr>(t.span, text(t));
+      return std::make_unique<NameExpr>(t.span, text(t));
     case Tok::LParen: {
       Nest nest(*this, t.span);
       take();

@@ -80,6 +80,10 @@ fn u8max(x: Tensor<u8, [M, N]>) -> Tensor<u8, [M]> { return max(x, axis: 1); }
 fn i64abs(x: Tensor<i64, [N]>) -> Tensor<i64, [N]> { return abs(x) + neg(x); }
 fn toe5(x: Tensor<f32, [N]>) -> Tensor<fp8e5m2, [N]> { return x as fp8e5m2; }
 fn hmax(a: Tensor<f16, [N]>, b: Tensor<f16, [N]>) -> Tensor<f16, [N]> { return max(a, b) - min(a, b); }
+fn wheref(a: Tensor<f32, [R, C]>, b: Tensor<f32, [C]>, c: Tensor<f32, [R, 1]>) -> Tensor<f32, [R, C]> {
+    return where(c > 0.0, where(a > b, b, a), -0.0);
+}
+fn wherei(a: Tensor<i16, [N]>, b: Tensor<i16, [N]>) -> Tensor<i16, [N]> { return where(a > b, 7, a - b); }
 """
 
 F32 = np.float32
@@ -405,6 +409,10 @@ def integer_and_other_cases():
     # between 1.0 and 1.25) -> even 0x3c; 2^-16 (smallest subnormal) -> 0x01;
     # NaN -> 0x7e.
     e5in = np.array([1.0, 57344.0, 61440.0, 1.25, 1.125, 2.0**-16, np.nan], dtype=F32)
+    wa = rng.standard_normal((5, 4)).astype(F32)
+    wa[1, 2] = np.frombuffer(np.uint32(0x7FC01234).tobytes(), dtype=F32)[0]  # a NaN with a payload
+    wb = rng.standard_normal(4).astype(F32)
+    wc = np.array([[1.0], [2.0], [-1.0], [np.nan], [0.5]], dtype=F32)  # row 1 keeps the NaN
 
     def wrap(values, bits, signed):
         out = [(v % 2**bits) for v in values]
@@ -425,6 +433,12 @@ def integer_and_other_cases():
                                                dtype=[("fp8e5m2", "|u1")])),
         # max(-0, 0) = 0 and min = -0: 0 - (-0) = 0; a NaN operand wins.
         ("hmax", {"a": h1, "b": h2}, lambda: np.array([1.0, 0.0, np.nan, np.nan, np.inf], dtype=np.float16)),
+        # where: a NaN payload passes through bit for bit; a [R, 1] condition
+        # broadcasts over the columns and [C] over the rows; -0.0 stays -0.
+        ("wheref", {"a": wa, "b": wb, "c": wc},
+         lambda: np.where(wc > 0, np.where(wa > wb, wb, wa), np.float32(-0.0)).astype(F32)),
+        ("wherei", {"a": a16, "b": b16}, lambda: np.where(a16 > b16, np.int16(7), (a16.astype(np.int32) -
+                                                            b16.astype(np.int32)).astype(np.int16))),
     ]
 
 

@@ -29,7 +29,7 @@ enum class BuiltinId : uint8_t {
 /// The typing rule a built-in follows (one case each in the checker and the
 /// instantiation).
 enum class BuiltinFamily : uint8_t {
-  Unary, Binary, Matmul, Reduce, ReduceIndex, ReduceBool, Transpose, Reshape, Broadcast, Slice, Concat, Full,
+  Unary, Binary, Select, Matmul, Reduce, ReduceIndex, ReduceBool, Transpose, Reshape, Broadcast, Slice, Concat, Full,
   Zeros, Iota, TensorLit, Random, Print,
 };
 
