@@ -204,8 +204,11 @@ private:
 
   const sema::FunctionSig &sig(const FunctionDecl &fn) const { return checked_.functions.at(fn.name); }
 
+  static bool isDimParam(const sema::FunctionSig &s, const std::string &v) {
+    return std::find(s.dimParams.begin(), s.dimParams.end(), v) != s.dimParams.end();
+  }
   std::set<std::string> shapeVariables(const FunctionDecl &fn) const {
-    std::set<std::string> vars;
+    std::set<std::string> vars(sig(fn).dimParams.begin(), sig(fn).dimParams.end());
     for (const sema::Type &t : sig(fn).params)
       for (const sema::Dim &d : t.dims)
         for (const std::string &v : d.variables())
@@ -229,7 +232,8 @@ private:
     const sema::FunctionSig &s = sig(fn);
     for (const std::string &v : shapeVariables(fn))
       if (!bindings.count(v)) {
-        diags_.error(code::E0400, site, "no size for shape variable `" + v + "` of `" + fn.name + "`")
+        diags_.error(code::E0400, site, "no size for " + std::string(isDimParam(s, v) ? "dimension parameter" : "shape variable") +
+                                            " `" + v + "` of `" + fn.name + "`")
             .help("give every shape variable a size, e.g. --bind " + v + "=8");
         throw Fail{};
       }
@@ -794,8 +798,23 @@ private:
     const sema::FunctionSig &s = sig(fn);
     std::vector<ValueId> args;
     std::map<std::string, int64_t> bindings;
+    // The dimension arguments, at the caller's sizes; then the sizes of the
+    // parameters' lone shape variables.
+    if (auto found = checked_.dimArguments.find(&c); found != checked_.dimArguments.end())
+      for (const auto &[name, dim] : found->second) {
+        std::optional<int64_t> size = dim.evaluate(bindings_);
+        if (!size || *size < 1) {
+          diags_.error(code::E0401, c.span, "the dimension argument `" + name + ": " + dim.str() + "` of `" +
+                                                fn.name + "` is " + (size ? std::to_string(*size) : "undefined") +
+                                                " here, not a size");
+          throw Fail{};
+        }
+        bindings.emplace(name, *size);
+      }
     size_t i = 0;
     for (const Arg &a : c.args) {
+      if (!a.name.empty())
+        continue; // a dimension argument
       ValueId v = value(*a.value);
       args.push_back(v);
       if (i < s.params.size())

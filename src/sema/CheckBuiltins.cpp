@@ -198,7 +198,7 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
     return nullptr;
   };
   /// A `[d1, d2, ...]` argument as dimensions.
-  auto dimList = [&](size_t i, bool allowProducts) -> std::optional<std::vector<Dim>> {
+  auto dimList = [&](size_t i) -> std::optional<std::vector<Dim>> {
     auto *list = i < positionalExprs.size() ? positionalExprs[i]->as<ArrayExpr>() : nullptr;
     if (!list) {
       if (i < positionalExprs.size())
@@ -208,7 +208,7 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
     std::vector<Dim> dims;
     bool ok = true;
     for (const ExprPtr &e : list->elements) {
-      std::optional<Dim> d = exprToDim(*e, allowProducts);
+      std::optional<Dim> d = exprToDim(*e);
       ok &= d.has_value();
       if (d)
         dims.push_back(*d);
@@ -368,7 +368,7 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
   case F::Reshape: {
     if (!arity(2, 2)) return Type::error();
     auto t = tensorArg(0);
-    auto target = dimList(1, /*allowProducts=*/true);
+    auto target = dimList(1);
     if (!t || !target) return Type::error();
     // Phase 0 §10: the volume equality is asserted, not proved.
     shapes_.volumes.push_back({t->dims, *target});
@@ -377,7 +377,7 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
   case F::Broadcast: {
     if (!arity(2, 2)) return Type::error();
     auto t = tensorArg(0);
-    auto target = dimList(1, false);
+    auto target = dimList(1);
     if (!t || !target) return Type::error();
     if (t->dims.size() > target->size()) {
       diags_.error(code::E0205, c.span, "cannot broadcast `" + typeName(*t) + "` to a shape of lower rank");
@@ -404,7 +404,7 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
       diags_.error(code::E0203, c.span, "`slice` needs `axis:`, `start:` and `stop:`");
       return Type::error();
     }
-    std::optional<Dim> start = exprToDim(*startExpr, false), stop = exprToDim(*stopExpr, false);
+    std::optional<Dim> start = exprToDim(*startExpr), stop = exprToDim(*stopExpr);
     if (!axis || !start || !stop) return Type::error();
     const Dim &extent = t->dims[*axis];
     Goal goal = {{{Dim::constant(0), Rel::Le, *start}}, {{*start, Rel::Le, *stop}}, {{*stop, Rel::Le, extent}}};
@@ -458,7 +458,7 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
   }
   case F::Full: {
     if (!arity(2, 2)) return Type::error();
-    auto dims = dimList(0, false);
+    auto dims = dimList(0);
     if (positional[1].is(Kind::Error) || !dims) return Type::error();
     if (!positional[1].is(Kind::Scalar)) {
       diags_.error(code::E0106, positionalExprs[1]->span, "`full` fills with a scalar, found `" + typeName(positional[1]) + "`");
@@ -475,13 +475,13 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
   case F::Zeros:
   case F::Random: {
     if (!arity(1, 1)) return Type::error();
-    auto dims = dimList(0, false);
+    auto dims = dimList(0);
     if (!dims) return Type::error();
     return Type::tensor(dtype.value_or(context.value_or(Scalar::F32)), *dims);
   }
   case F::Iota: {
     if (!arity(1, 1)) return Type::error();
-    auto dims = dimList(0, false);
+    auto dims = dimList(0);
     if (!dims) return Type::error();
     if (!axisArgument(c, dims->size())) return Type::error();
     Scalar t = dtype.value_or(context.value_or(Scalar::I64));

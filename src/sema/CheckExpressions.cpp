@@ -390,12 +390,45 @@ Type Checker::userCall(const CallExpr &c, const FunctionSig &sig) {
   size_t positional = 0;
   std::vector<std::pair<size_t, Type>> tensorArgs; // parameter index, argument type
   std::vector<const Expr *> argExprs;
+  // Dimension arguments (`H: 12`): dimensions of the caller's shape variables.
+  std::map<std::string, Dim> dimArgs;
+  bool dimsOk = true;
   for (const Arg &a : c.args) {
-    if (!a.name.empty()) {
-      diags_.error(code::E0113, a.nameSpan, "`" + c.callee + "` takes no named arguments");
+    if (a.name.empty())
+      continue;
+    if (std::find(sig.dimParams.begin(), sig.dimParams.end(), a.name) == sig.dimParams.end()) {
+      std::string list;
+      for (const std::string &d : sig.dimParams)
+        list += (list.empty() ? "" : ", ") + d;
+      diags_.error(code::E0113, a.nameSpan, "`" + c.callee + "` has no dimension parameter `" + a.name + "`")
+          .note(sig.decl->nameSpan, list.empty() ? "`" + c.callee + "` takes no named arguments"
+                                                 : "its dimension parameters are " + list);
       expr(*a.value, nullptr);
+      dimsOk = false;
       continue;
     }
+    if (dimArgs.count(a.name)) {
+      diags_.error(code::E0113, a.nameSpan, "`" + a.name + ":` is given twice");
+      dimsOk = false;
+      continue;
+    }
+    std::optional<Dim> d = exprToDim(*a.value);
+    if (!d) {
+      dimsOk = false;
+      continue;
+    }
+    dimArgs.emplace(a.name, *d);
+  }
+  for (const std::string &d : sig.dimParams)
+    if (!dimArgs.count(d) && dimsOk) {
+      diags_.error(code::E0209, c.span, "`" + c.callee + "` needs its dimension parameter `" + d + "`")
+          .note(sig.decl->nameSpan, "`" + c.callee + "` is declared here")
+          .help("give it as a named argument, e.g. `" + c.callee + "(..., " + d + ": 8)`");
+      dimsOk = false;
+    }
+  for (const Arg &a : c.args) {
+    if (!a.name.empty())
+      continue;
     const Type *want = positional < sig.params.size() ? &sig.params[positional] : nullptr;
     Type t = expr(*a.value, want);
     argExprs.push_back(a.value.get());
@@ -412,7 +445,10 @@ Type Checker::userCall(const CallExpr &c, const FunctionSig &sig) {
         .note(sig.decl->nameSpan, "`" + c.callee + "` is defined here");
     return sig.result;
   }
-  std::optional<std::map<std::string, Dim>> bindings = bindShapes(c, sig, tensorArgs, argExprs);
+  if (!dimsOk)
+    return Type::error();
+  out_.dimArguments[&c] = dimArgs;
+  std::optional<std::map<std::string, Dim>> bindings = bindShapes(c, sig, tensorArgs, argExprs, dimArgs);
   if (!bindings)
     return Type::error();
   if (!sig.result.is(Kind::Tensor))
@@ -429,8 +465,9 @@ Type Checker::userCall(const CallExpr &c, const FunctionSig &sig) {
 
 std::optional<std::map<std::string, Dim>> Checker::bindShapes(const CallExpr &c, const FunctionSig &sig,
                                                               const std::vector<std::pair<size_t, Type>> &args,
-                                                              const std::vector<const Expr *> &argExprs) {
-  std::map<std::string, Dim> bindings;
+                                                              const std::vector<const Expr *> &argExprs,
+                                                              const std::map<std::string, Dim> &dimArguments) {
+  std::map<std::string, Dim> bindings = dimArguments; // then the lone variables of the parameters' types
   for (const auto &[index, arg] : args) {
     const Type &param = sig.params[index];
     if (param.dims.size() != arg.dims.size()) {

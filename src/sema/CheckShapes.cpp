@@ -6,7 +6,7 @@
 
 namespace keel::sema::detail {
 
-std::optional<Dim> Checker::toDim(const syntax::Dim &d, bool allowProducts) {
+std::optional<Dim> Checker::toDim(const syntax::Dim &d, bool inRequires) {
   using K = syntax::Dim::Kind;
   std::optional<Dim> out;
   switch (d.kind) {
@@ -15,7 +15,7 @@ std::optional<Dim> Checker::toDim(const syntax::Dim &d, bool allowProducts) {
   case K::Add:
   case K::Sub:
   case K::Mul: {
-    std::optional<Dim> l = toDim(*d.lhs, allowProducts), r = toDim(*d.rhs, allowProducts);
+    std::optional<Dim> l = toDim(*d.lhs, inRequires), r = toDim(*d.rhs, inRequires);
     if (!l || !r)
       return std::nullopt;
     out = d.kind == K::Add ? Dim::add(*l, *r) : d.kind == K::Sub ? Dim::sub(*l, *r) : Dim::mul(*l, *r);
@@ -23,11 +23,11 @@ std::optional<Dim> Checker::toDim(const syntax::Dim &d, bool allowProducts) {
   }
   case K::Div:
   case K::Mod: {
-    std::optional<Dim> l = toDim(*d.lhs, allowProducts), r = toDim(*d.rhs, allowProducts);
+    std::optional<Dim> l = toDim(*d.lhs, inRequires), r = toDim(*d.rhs, inRequires);
     if (!l || !r)
       return std::nullopt;
     std::optional<int64_t> q = r->asConstant();
-    if (!q && allowProducts) { // `D % H` in a requires clause
+    if (!q && inRequires) { // `D % H` in a requires clause
       out = d.kind == K::Div ? Dim::divBy(*l, *r) : Dim::modBy(*l, *r);
       break;
     }
@@ -39,25 +39,19 @@ std::optional<Dim> Checker::toDim(const syntax::Dim &d, bool allowProducts) {
     break;
   }
   }
-  return checkedDim(out, d.span, allowProducts);
+  return checkedDim(out, d.span);
 }
 
-std::optional<Dim> Checker::checkedDim(std::optional<Dim> d, Span at, bool allowProducts) {
-  if (!d) {
+std::optional<Dim> Checker::checkedDim(std::optional<Dim> d, Span at) {
+  if (!d)
     diags_.error(code::E0212, at, "`" + std::string(src_.slice(at)) + "` is not a dimension")
-        .note("dimensions are linear: constants, shape variables, `+`, `-`, constant `*`, and `/` "
-              "or `%` by a constant (products of variables only in reshape targets and `requires`)");
-    return std::nullopt;
-  }
-  if (!allowProducts && !d->isLinear()) {
-    diags_.error(code::E0212, at, "`" + std::string(src_.slice(at)) + "` multiplies shape variables")
-        .note("a product of variables is allowed only in a reshape target or a `requires` clause");
-    return std::nullopt;
-  }
+        .note("dimensions are constants, shape variables, `+`, `-`, `*`, and `/` or `%` by a constant "
+              "(by a variable only in `requires`); a product of products is kept to two levels, and a "
+              "coefficient must fit in 64 bits");
   return d;
 }
 
-std::optional<Dim> Checker::exprToDim(const Expr &e, bool allowProducts) {
+std::optional<Dim> Checker::exprToDim(const Expr &e) {
   record(e, Type::scalarType(Scalar::I64));
   std::optional<Dim> out;
   if (auto *i = e.as<IntExpr>()) {
@@ -72,10 +66,10 @@ std::optional<Dim> Checker::exprToDim(const Expr &e, bool allowProducts) {
         .note("a dimension is built from constants and the shape variables of the parameters' types");
     return std::nullopt;
   } else if (auto *u = e.as<UnaryExpr>(); u && u->op == Tok::Minus) {
-    std::optional<Dim> inner = exprToDim(*u->operand, allowProducts);
-    return inner ? checkedDim(Dim::sub(Dim::constant(0), *inner), e.span, allowProducts) : std::nullopt;
+    std::optional<Dim> inner = exprToDim(*u->operand);
+    return inner ? checkedDim(Dim::sub(Dim::constant(0), *inner), e.span) : std::nullopt;
   } else if (auto *b = e.as<BinaryExpr>()) {
-    std::optional<Dim> l = exprToDim(*b->lhs, allowProducts), r = exprToDim(*b->rhs, allowProducts);
+    std::optional<Dim> l = exprToDim(*b->lhs), r = exprToDim(*b->rhs);
     if (!l || !r)
       return std::nullopt;
     // + - * / % make dimensions; any other operator leaves `out` empty,
@@ -94,7 +88,7 @@ std::optional<Dim> Checker::exprToDim(const Expr &e, bool allowProducts) {
       }
       out = b->op == Tok::Slash ? Dim::div(*l, *q) : Dim::mod(*l, *q);
     }
-    return checkedDim(out, e.span, allowProducts);
+    return checkedDim(out, e.span);
   }
   diags_.error(code::E0212, e.span, "`" + std::string(src_.slice(e.span)) + "` is not a dimension");
   return std::nullopt;

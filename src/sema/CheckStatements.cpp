@@ -23,6 +23,8 @@ void Checker::checkFunction(const FunctionDecl &fn, const FunctionSig &sig) {
   shapes_ = ShapeContext{};
   shapes_.facts = sig.refinements;
   shapes_.noDefaultLowerBound = sig.noDefaultLowerBound;
+  for (const DimParam &d : fn.dimParams)
+    shapeVars_.emplace(d.name, d.span);
   for (const Param &p : fn.params) {
     std::vector<std::pair<std::string, Span>> names;
     for (const auto &d : p.type.dims)
@@ -31,6 +33,9 @@ void Checker::checkFunction(const FunctionDecl &fn, const FunctionSig &sig) {
       shapeVars_.emplace(name, span);
   }
   // Shape variables are readable as `int` values in the body.
+  for (const DimParam &d : fn.dimParams)
+    if (!lookup(d.name))
+      declare(d.name, Type::scalarType(Scalar::I64), false, d.span);
   for (const Param &p : fn.params) {
     std::vector<std::pair<std::string, Span>> names;
     for (const auto &d : p.type.dims)
@@ -59,6 +64,9 @@ void Checker::checkFunction(const FunctionDecl &fn, const FunctionSig &sig) {
 }
 
 bool Checker::isShapeVariable(const FunctionDecl &fn, const std::string &name) {
+  for (const DimParam &d : fn.dimParams)
+    if (d.name == name)
+      return true;
   for (const Param &p : fn.params) {
     std::vector<std::pair<std::string, Span>> names;
     for (const auto &d : p.type.dims)

@@ -101,6 +101,13 @@ void Checker::collectSignatures(const Program &program) {
     }
     FunctionSig sig;
     sig.decl = &fn;
+    for (const DimParam &d : fn.dimParams) {
+      if (std::find(sig.dimParams.begin(), sig.dimParams.end(), d.name) != sig.dimParams.end()) {
+        diags_.error(code::E0101, d.span, "dimension parameter `" + d.name + "` of `" + fn.name + "` is declared twice");
+        continue;
+      }
+      sig.dimParams.push_back(d.name);
+    }
     for (const Param &p : fn.params)
       sig.params.push_back(resolveType(p.type, false));
     sig.result = fn.returnType ? resolveType(*fn.returnType, true) : Type::voidType();
@@ -124,7 +131,7 @@ void Checker::collectSignatures(const Program &program) {
 }
 
 void Checker::readRefinements(const FunctionDecl &fn, FunctionSig &sig) {
-  std::set<std::string> declared;
+  std::set<std::string> declared(sig.dimParams.begin(), sig.dimParams.end());
   for (const Param &p : fn.params) {
     std::vector<std::pair<std::string, Span>> names;
     for (const auto &d : p.type.dims)
@@ -140,11 +147,12 @@ void Checker::readRefinements(const FunctionDecl &fn, FunctionSig &sig) {
     for (auto &[name, span] : names)
       if (!declared.count(name)) {
         diags_.error(code::E0212, span, "`" + name + "` is not a shape variable of `" + fn.name + "`")
-            .note("a refinement constrains the shape variables of the parameters' types");
+            .note("a refinement constrains the shape variables of the parameters' types and the dimension "
+                  "parameters (`fn " + fn.name + "<" + name + ">(...)`)");
         ok = false;
       }
-    std::optional<Dim> l = ok ? toDim(*pr.lhs, true) : std::nullopt;
-    std::optional<Dim> r = ok && l ? toDim(*pr.rhs, true) : std::nullopt;
+    std::optional<Dim> l = ok ? toDim(*pr.lhs, /*inRequires=*/true) : std::nullopt;
+    std::optional<Dim> r = ok && l ? toDim(*pr.rhs, /*inRequires=*/true) : std::nullopt;
     if (!l || !r)
       continue;
     Rel rel = pr.op == Tok::EqEq ? Rel::Eq : pr.op == Tok::NotEq ? Rel::Ne : pr.op == Tok::Less ? Rel::Lt
@@ -166,7 +174,7 @@ Type Checker::resolveType(const TypeExpr &t, bool allowVoid) {
       return Type::error();
     std::vector<Dim> dims;
     for (const auto &d : t.dims) {
-      std::optional<Dim> dim = toDim(*d, /*allowProducts=*/false);
+      std::optional<Dim> dim = toDim(*d, /*inRequires=*/false);
       if (!dim)
         return Type::error();
       dims.push_back(*dim);

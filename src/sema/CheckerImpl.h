@@ -84,15 +84,18 @@ private:
 
   //===-- Shapes -----------------------------------------------------------===//
 
-  /// A written dimension in normal form. Products of variables only where
-  /// Phase 0 allows them (`allowProducts`: reshape targets, requires).
-  std::optional<Dim> toDim(const syntax::Dim &d, bool allowProducts);
+  /// A written dimension in normal form. Products of shape variables are
+  /// dimensions anywhere (../shared/spec/README.md §2.1); division and
+  /// remainder by a variable (`D % H`) only in a `requires` clause
+  /// (`inRequires`).
+  std::optional<Dim> toDim(const syntax::Dim &d, bool inRequires);
 
-  std::optional<Dim> checkedDim(std::optional<Dim> d, Span at, bool allowProducts);
+  std::optional<Dim> checkedDim(std::optional<Dim> d, Span at);
 
-  /// A dimension written as an expression (reshape targets, slice bounds):
-  /// integer literals, shape variables, + - * / % and parentheses.
-  std::optional<Dim> exprToDim(const Expr &e, bool allowProducts);
+  /// A dimension written as an expression (reshape targets, slice bounds,
+  /// constructor shapes): integer literals, shape variables, + - * / % and
+  /// parentheses.
+  std::optional<Dim> exprToDim(const Expr &e);
 
   /// A compile-time integer argument (`axis: 1`, `axis: -1` is not allowed).
   std::optional<int64_t> constantInt(const Expr &e);
@@ -209,12 +212,14 @@ private:
 
   Type userCall(const CallExpr &c, const FunctionSig &sig);
 
-  /// Binds the callee's shape variables from the arguments' shapes, proves
+  /// Binds the callee's shape variables: its dimension parameters from the
+  /// call's dimension arguments, the rest from the arguments' shapes; proves
   /// the remaining parameter dimensions and the callee's `requires` in the
   /// caller's context. nullopt after reporting a failure.
   std::optional<std::map<std::string, Dim>> bindShapes(const CallExpr &c, const FunctionSig &sig,
                                                        const std::vector<std::pair<size_t, Type>> &args,
-                                                       const std::vector<const Expr *> &argExprs);
+                                                       const std::vector<const Expr *> &argExprs,
+                                                       const std::map<std::string, Dim> &dimArguments);
 
   /// A type-valued argument (`dtype: f32`, `acc: f64`).
   std::optional<Scalar> typeArgument(const Arg &a);

@@ -200,16 +200,29 @@ std::optional<Dim> Dim::mul(const Dim &a, const Dim &b) {
     }
     return out;
   }
-  // A product of two single terms: k1*a1 * k2*a2 = (k1*k2) * (a1*a2).
-  if (a.constant_ != 0 || b.constant_ != 0 || a.terms_.size() != 1 || b.terms_.size() != 1)
+  // A polynomial: distributed over both sums, each pair of terms
+  // k1*a1 * k2*a2 = (k1*k2) * (a1*a2), like terms merged by add.
+  std::optional<Dim> out = mul(a, constant(b.constant_));
+  if (!out)
     return std::nullopt;
-  int64_t k;
-  if (!checkedMul(a.terms_[0].second, b.terms_[0].second, k))
-    return std::nullopt;
-  std::vector<DimAtom> factors = factorsOf(a.terms_[0].first), fb = factorsOf(b.terms_[0].first);
-  factors.insert(factors.end(), fb.begin(), fb.end());
-  Dim out;
-  out.terms_.push_back({productAtom(std::move(factors)), k});
+  for (const auto &[atom, k] : b.terms_) {
+    Dim single;
+    single.terms_.push_back({atom, k});
+    std::optional<Dim> scaled = mul(single, constant(a.constant_));
+    if (!scaled || !(out = add(*out, *scaled)))
+      return std::nullopt;
+    for (const auto &[atomA, kA] : a.terms_) {
+      int64_t kk;
+      if (!checkedMul(kA, k, kk))
+        return std::nullopt;
+      std::vector<DimAtom> factors = factorsOf(atomA), fb = factorsOf(atom);
+      factors.insert(factors.end(), fb.begin(), fb.end());
+      Dim term;
+      term.terms_.push_back({productAtom(std::move(factors)), kk});
+      if (!(out = add(*out, term)))
+        return std::nullopt;
+    }
+  }
   return out;
 }
 

@@ -58,6 +58,8 @@ private:
 
   void function(const FunctionDecl &fn) {
     line(0, "fn " + fn.name, fn.span);
+    for (const DimParam &d : fn.dimParams)
+      line(1, "dimension " + d.name, d.span);
     for (const Param &p : fn.params)
       line(1, "param " + p.name + ": " + type(p.type), p.nameSpan);
     if (fn.returnType)

@@ -255,7 +255,7 @@ private:
 
   //===-- Declarations -----------------------------------------------------===//
 
-  // fn = "fn" NAME "(" (NAME ":" type),* ")" ("->" type)? effects? requires? block
+  // fn = "fn" NAME ("<" NAME,* ">")? "(" (NAME ":" type),* ")" ("->" type)? effects? requires? block
   FunctionDecl parseFunction() {
     FunctionDecl fn;
     Span start = take().span;
@@ -264,6 +264,16 @@ private:
     Token name = declaredName("a function name");
     fn.name = text(name);
     fn.nameSpan = name.span;
+    // dimension parameters = "<" NAME,* ">"
+    if (accept(Tok::Less)) {
+      while (!at(Tok::Greater)) {
+        Token d = declaredName("a dimension parameter");
+        fn.dimParams.push_back({text(d), d.span});
+        if (!accept(Tok::Comma))
+          break;
+      }
+      expect(Tok::Greater, "`,` or `>` to close the dimension parameters");
+    }
     expect(Tok::LParen);
     while (!at(Tok::RParen)) {
       Param p;

@@ -25,7 +25,13 @@ TEST(DimTest, NormalFormMakesEqualDimensionsEqual) {
   EXPECT_EQ(Dim::div(c(-7), 2)->str(), "-4"); // floor
   EXPECT_EQ(Dim::mod(c(-7), 2)->str(), "1");
   EXPECT_FALSE(Dim::div(v("D"), 0).has_value());
-  EXPECT_FALSE(Dim::mul(add(v("A"), c(1)), v("B")).has_value()); // not a monomial product
+  // Products distribute into a polynomial normal form: (A + 1) * B = A*B + B,
+  // (B + H) * (B - H) = B*B - H*H, and H * B * 2 = 2*B*H whatever the order.
+  EXPECT_EQ(mul(add(v("A"), c(1)), v("B")).str(), add(mul(v("A"), v("B")), v("B")).str());
+  EXPECT_EQ(mul(add(v("B"), v("H")), add(v("B"), mul(c(-1), v("H")))),
+            add(mul(v("B"), v("B")), mul(c(-1), mul(v("H"), v("H")))));
+  EXPECT_EQ(mul(mul(v("H"), v("B")), c(2)), mul(c(2), mul(v("B"), v("H"))));
+  EXPECT_EQ(*mul(add(v("A"), c(1)), add(v("B"), c(2))).evaluate({{"A", 3}, {"B", 5}}), 28); // 4 * 7
   EXPECT_FALSE(Dim::mul(c(INT64_MAX), c(2)).has_value());        // overflow
   EXPECT_EQ(Dim::div(v("D"), 8)->substitute({{"D", c(24)}})->str(), "3");
   EXPECT_EQ(*add(mul(c(2), v("S")), c(1)).evaluate({{"S", 5}}), 11);

@@ -29,6 +29,9 @@ namespace keel::sema {
 
 struct FunctionSig {
   const syntax::FunctionDecl *decl = nullptr;
+  /// Dimension parameters (`fn f<H, Dh>`): shape variables each call
+  /// supplies as a named argument.
+  std::vector<std::string> dimParams;
   std::vector<Type> params;
   Type result;
   std::set<std::string> effects;
@@ -47,6 +50,9 @@ struct CheckedProgram {
   std::unordered_map<std::string, FunctionSig> functions;
   /// Each call of a built-in, and the row of keel/sema/Builtins.def it is.
   std::unordered_map<const syntax::CallExpr *, BuiltinId> builtinCalls;
+  /// Each call's dimension arguments (`H: C / 64`), in the caller's shape
+  /// variables, by the callee's dimension parameter.
+  std::unordered_map<const syntax::CallExpr *, std::map<std::string, Dim>> dimArguments;
 };
 
 CheckedProgram check(const SourceManager &sources, const syntax::Program &program,

@@ -5,8 +5,8 @@
 //   - a shape variable (`D`),
 //   - `(e) / q` or `(e) % q` for a dimension e and a constant q >= 1 that
 //     did not simplify (floor division, as SMT-LIB's `div`/`mod` for q > 0),
-//   - a product of two or more of the atoms above (`B*H`, `N*(D / 8)`),
-//     allowed only where Phase 0 allows it (reshape targets, requires).
+//   - a product of two or more of the atoms above (`B*H`, `N*(D / 8)`):
+//     products distribute, so a dimension is a polynomial in the atoms.
 // Two dimensions that are equal by this normal form compare equal without a
 // solver; whatever the normal form cannot settle goes to Z3 (Solver.h).
 //
@@ -43,9 +43,9 @@ public:
   static Dim constant(int64_t c);
   static Dim variable(const std::string &name);
 
-  /// Arithmetic in normal form. nullopt when a coefficient overflows int64,
-  /// when dividing by a non-positive constant, or for a product that is not
-  /// constant * dimension or a product of single terms (`B*H`, `N*(D / 8)`).
+  /// Arithmetic in normal form. nullopt when a coefficient overflows int64
+  /// or when dividing by a non-positive constant. Products distribute:
+  /// (A + 1) * B is A*B + B.
   static std::optional<Dim> add(const Dim &a, const Dim &b);
   static std::optional<Dim> sub(const Dim &a, const Dim &b);
   static std::optional<Dim> mul(const Dim &a, const Dim &b);

@@ -259,9 +259,17 @@ struct Effect {
   Span span;
 };
 
+/// A dimension parameter, `H` in `fn split_heads<H, Dh>(...)`: a shape
+/// variable the caller supplies as a named argument (`H: 12`).
+struct DimParam {
+  std::string name;
+  Span span;
+};
+
 struct FunctionDecl {
   std::string name;
   Span nameSpan, span;
+  std::vector<DimParam> dimParams; ///< `<H, Dh>`
   std::vector<Param> params;
   std::optional<TypeExpr> returnType;
   std::vector<Effect> effects; ///< as written in `![...]`
