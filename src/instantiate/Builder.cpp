@@ -803,7 +803,7 @@ private:
     if (auto found = checked_.dimArguments.find(&c); found != checked_.dimArguments.end())
       for (const auto &[name, dim] : found->second) {
         std::optional<int64_t> size = dim.evaluate(bindings_);
-        if (!size || *size < 1) {
+        if (!size || *size < 0) {
           diags_.error(code::E0401, c.span, "the dimension argument `" + name + ": " + dim.str() + "` of `" +
                                                 fn.name + "` is " + (size ? std::to_string(*size) : "undefined") +
                                                 " here, not a size");

@@ -468,6 +468,15 @@ std::optional<std::map<std::string, Dim>> Checker::bindShapes(const CallExpr &c,
                                                               const std::vector<const Expr *> &argExprs,
                                                               const std::map<std::string, Dim> &dimArguments) {
   std::map<std::string, Dim> bindings = dimArguments; // then the lone variables of the parameters' types
+  // A dimension argument must be a size the callee assumes: >= 1, unless its
+  // `requires` lowers the bound (then the clause itself is proved below).
+  for (const auto &[name, dim] : dimArguments)
+    if (!sig.noDefaultLowerBound.count(name) &&
+        !prove({{{dim, Rel::Ge, Dim::constant(1)}}}, c.span, code::E0208,
+               "the dimension argument `" + name + ": " + dim.str() + "` of `" + c.callee + "` may be below 1",
+               {{sig.decl->nameSpan, "`" + c.callee + "` assumes " + name + " >= 1 (write `requires " + name +
+                                         " >= 0` to allow 0)"}}))
+      return std::nullopt;
   for (const auto &[index, arg] : args) {
     const Type &param = sig.params[index];
     if (param.dims.size() != arg.dims.size()) {
