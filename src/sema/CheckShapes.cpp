@@ -46,8 +46,8 @@ std::optional<Dim> Checker::checkedDim(std::optional<Dim> d, Span at) {
   if (!d)
     diags_.error(code::E0212, at, "`" + std::string(src_.slice(at)) + "` is not a dimension")
         .note("dimensions are constants, shape variables, `+`, `-`, `*`, and `/` or `%` by a constant "
-              "(by a variable only in `requires`); a product of products is kept to two levels, and a "
-              "coefficient must fit in 64 bits");
+              "(by a variable only in `requires`); a coefficient must fit in 64 bits, and a product of "
+              "sums may expand to at most 1024 terms");
   return d;
 }
 

@@ -201,7 +201,11 @@ std::optional<Dim> Dim::mul(const Dim &a, const Dim &b) {
     return out;
   }
   // A polynomial: distributed over both sums, each pair of terms
-  // k1*a1 * k2*a2 = (k1*k2) * (a1*a2), like terms merged by add.
+  // k1*a1 * k2*a2 = (k1*k2) * (a1*a2), like terms merged by add. Bounded:
+  // a product of sums multiplies their term counts, so (A + B)^30 would
+  // have 2^30 terms; past kMaxProductTerms it is no dimension.
+  if ((a.terms_.size() + 1) * (b.terms_.size() + 1) > kMaxProductTerms)
+    return std::nullopt;
   std::optional<Dim> out = mul(a, constant(b.constant_));
   if (!out)
     return std::nullopt;

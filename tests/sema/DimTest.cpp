@@ -32,6 +32,13 @@ TEST(DimTest, NormalFormMakesEqualDimensionsEqual) {
             add(mul(v("B"), v("B")), mul(c(-1), mul(v("H"), v("H")))));
   EXPECT_EQ(mul(mul(v("H"), v("B")), c(2)), mul(c(2), mul(v("B"), v("H"))));
   EXPECT_EQ(*mul(add(v("A"), c(1)), add(v("B"), c(2))).evaluate({{"A", 3}, {"B", 5}}), 28); // 4 * 7
+  // A product of sums is bounded: (A1 + ... + A40) squared would have 820
+  // terms (1681 pairs to expand), past Dim::kMaxProductTerms.
+  Dim wide = c(0);
+  for (int i = 0; i < 40; ++i)
+    wide = add(wide, v(("A" + std::to_string(i)).c_str()));
+  EXPECT_FALSE(Dim::mul(wide, wide).has_value());
+  EXPECT_TRUE(Dim::mul(wide, add(v("B"), c(1))).has_value()); // 41 * 2 pairs
   EXPECT_FALSE(Dim::mul(c(INT64_MAX), c(2)).has_value());        // overflow
   EXPECT_EQ(Dim::div(v("D"), 8)->substitute({{"D", c(24)}})->str(), "3");
   EXPECT_EQ(*add(mul(c(2), v("S")), c(1)).evaluate({{"S", 5}}), 11);

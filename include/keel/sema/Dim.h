@@ -39,13 +39,16 @@ struct DimAtom {
 
 class Dim {
 public:
+  /// The most terms (constant included) a product of two sums may expand to.
+  static constexpr size_t kMaxProductTerms = 1024;
   Dim() = default;
   static Dim constant(int64_t c);
   static Dim variable(const std::string &name);
 
-  /// Arithmetic in normal form. nullopt when a coefficient overflows int64
-  /// or when dividing by a non-positive constant. Products distribute:
-  /// (A + 1) * B is A*B + B.
+  /// Arithmetic in normal form. nullopt when a coefficient overflows int64,
+  /// when dividing by a non-positive constant, or for a product of sums
+  /// whose expansion could pass kMaxProductTerms terms. Products
+  /// distribute: (A + 1) * B is A*B + B.
   static std::optional<Dim> add(const Dim &a, const Dim &b);
   static std::optional<Dim> sub(const Dim &a, const Dim &b);
   static std::optional<Dim> mul(const Dim &a, const Dim &b);
