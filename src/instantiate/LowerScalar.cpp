@@ -34,6 +34,8 @@ Type typeOf(const sema::Type &t) {
 }
 
 bool isScalarSignature(const sema::FunctionSig &s) {
+  if (!s.dimParams.empty()) // sizes tensors: the checker refuses them elsewhere
+    return false;
   for (const sema::Type &t : s.params)
     if (!t.is(sema::Type::Kind::Scalar))
       return false;

@@ -119,6 +119,12 @@ void Checker::collectSignatures(const Program &program) {
         sig.effects.insert(e.name);
     }
     readRefinements(fn, sig);
+    bool tensors = sig.result.is(Kind::Tensor) ||
+                   std::any_of(sig.params.begin(), sig.params.end(), [](const Type &t) { return t.is(Kind::Tensor); });
+    if (!fn.dimParams.empty() && !tensors)
+      diags_.error(code::E0212, fn.dimParams[0].span, "`" + fn.name + "` has dimension parameters but takes and "
+                                                          "returns no tensor")
+          .note("dimension parameters size tensors; a scalar function takes an `int` parameter instead");
     if (fn.name == "main") {
       bool resultOk = sig.result.is(Kind::Void) || sig.result.isScalar(Scalar::I64) ||
                       sig.result.is(Kind::Error);
