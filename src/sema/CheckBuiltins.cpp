@@ -273,8 +273,10 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
     Type branches = elementwise(*x, *y, c.span, c.callee);
     if (branches.is(Kind::Error) || !cond->is(Kind::Tensor))
       return branches;
-    // The condition's shape broadcasts with the branches' (the result has
-    // the first operand's dtype: theirs).
+    // The condition's shape broadcasts with the branches'; the result has
+    // their dtype.
+    if (!branches.is(Kind::Tensor))
+      return Type::tensor(branches.scalar, cond->dims);
     return elementwise(branches, *cond, c.span, c.callee);
   }
   case F::Matmul: {
