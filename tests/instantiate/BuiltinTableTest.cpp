@@ -20,6 +20,7 @@ std::optional<ir::OpKind> expectedKind(BuiltinFamily f) {
   switch (f) {
   case BuiltinFamily::Unary: return ir::OpKind::Unary;
   case BuiltinFamily::Binary: return ir::OpKind::Binary;
+  case BuiltinFamily::Select: return ir::OpKind::Select;
   case BuiltinFamily::Matmul: return ir::OpKind::DotGeneral;
   case BuiltinFamily::Reduce: case BuiltinFamily::ReduceIndex: case BuiltinFamily::ReduceBool:
     return ir::OpKind::Reduce;
