@@ -11,6 +11,7 @@
 #include "keel/exits/StableHlo.h"
 
 #include "keel/exits/MlirText.h"
+#include "keel/support/Effects.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,18 +31,9 @@ using Shape = std::vector<int64_t>;
 
 std::string tensorOf(DType t, const Shape &shape) { return mlirTensorType(TensorType::make(t, shape), kInts); }
 
-std::string shapeSuffix(DType t, const Shape &shape) { // `4x16xf32`, `f32`
-  std::string s;
-  for (int64_t d : shape)
-    s += std::to_string(d) + "x";
-  return s + mlirElementType(t, kInts);
-}
-
-std::string list(const std::vector<int64_t> &v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
+std::string shapeSuffix(DType t, const Shape &shape) { // `4x16xf32`, `f32`: the type inside `tensor<...>`
+  std::string type = tensorOf(t, shape);
+  return type.substr(7, type.size() - 8);
 }
 
 std::string joined(const std::vector<std::string> &v) {
@@ -49,6 +41,19 @@ std::string joined(const std::vector<std::string> &v) {
   for (size_t i = 0; i < v.size(); ++i)
     s += (i ? ", " : "") + v[i];
   return s;
+}
+
+std::string csv(const std::vector<int64_t> &v) { // `0, 2`
+  std::vector<std::string> text;
+  for (int64_t x : v)
+    text.push_back(std::to_string(x));
+  return joined(text);
+}
+std::string list(const std::vector<int64_t> &v) { return "[" + csv(v) + "]"; }
+
+/// A function type's results, as after `->`: `tensor<f32>` or `(A, B)`.
+std::string resultTypes(const std::vector<std::string> &types) {
+  return types.size() == 1 ? types[0] : "(" + joined(types) + ")";
 }
 
 bool isFloat(DType t) { return isFloatType(t); }
@@ -106,9 +111,8 @@ public:
   /// Renames `temp` to `wanted` when the last line defines it (so that the
   /// tensor IR's values keep their numbers); returns the name it has.
   std::string rename(const std::string &temp, const std::string &wanted) {
-    for (const auto &[key, name] : constants_)
-      if (name == temp) // shared: other operations use it by this name
-        return temp;
+    if (constantNames_.count(temp)) // shared: other operations use it by this name
+      return temp;
     std::string head = indent_ + temp + " = ";
     size_t last = text_.rfind('\n', text_.size() - 2);
     last = last == std::string::npos ? 0 : last + 1;
@@ -130,6 +134,7 @@ public:
       return it->second;
     std::string n = op("stablehlo.constant dense<" + mlirLiteral(t, encoding, kInts) + "> : " + ty(t));
     constants_[key] = n;
+    constantNames_.insert(n);
     return n;
   }
   std::string number(DType t, double v) { // a float or integer splat of an exact value
@@ -158,6 +163,24 @@ public:
   }
   std::string bitcast(DType from, DType to, const std::string &x) {
     return op("stablehlo.bitcast_convert " + x + " : (" + ty(from) + ") -> " + ty(to));
+  }
+  /// `call @f(args)`: the names of its results (`%t4`, or `%t4#0`, ...).
+  std::vector<std::string> call(const std::string &symbol, const std::vector<std::string> &args,
+                                const std::vector<std::string> &argTypes, const std::vector<std::string> &results) {
+    std::string text = "call @" + symbol + "(" + joined(args) + ") : (" + joined(argTypes) + ") -> " +
+                       resultTypes(results);
+    if (results.empty()) {
+      line(text);
+      return {};
+    }
+    if (results.size() == 1)
+      return {op(text)};
+    std::string r = fresh();
+    line(r + ":" + std::to_string(results.size()) + " = " + text);
+    std::vector<std::string> names;
+    for (size_t i = 0; i < results.size(); ++i)
+      names.push_back(r + "#" + std::to_string(i));
+    return names;
   }
   std::string either(const std::string &a, const std::string &b) { return b.empty() ? a : a.empty() ? b : bin("or", DType::Bool, a, b); }
 
@@ -201,7 +224,8 @@ private:
   std::string indent_;
   ModuleState &module_;
   std::string text_;
-  std::map<std::string, std::string> constants_;
+  std::map<std::string, std::string> constants_; ///< type=literal -> name
+  std::set<std::string> constantNames_;
 };
 
 std::string Code::intToInt(DType from, DType to, const std::string &x) {
@@ -359,7 +383,8 @@ std::string Code::unary(UnaryCode c, DType t, const std::string &x) {
 }
 
 std::string Code::binary(BinaryCode c, DType t, const std::string &a, const std::string &b) {
-  if (isFp8Element(t)) {
+  // fp8 arithmetic, and pow below f32: exactly in f32, rounded once.
+  if (isFp8Element(t) || (c == BinaryCode::Pow && isFloat(t) && !isNative(t))) {
     std::string wa = convert(t, DType::F32, a), wb = convert(t, DType::F32, b);
     return convert(DType::F32, t, binary(c, DType::F32, wa, wb));
   }
@@ -375,13 +400,7 @@ std::string Code::binary(BinaryCode c, DType t, const std::string &a, const std:
   case BinaryCode::And: return bin("and", t, a, b);
   case BinaryCode::Or: return bin("or", t, a, b);
   case BinaryCode::Xor: return bin("xor", t, a, b);
-  case BinaryCode::Pow:
-    if (isNative(t))
-      return bin("power", t, a, b);
-    {
-      std::string wa = convert(t, DType::F32, a), wb = convert(t, DType::F32, b);
-      return convert(DType::F32, t, bin("power", DType::F32, wa, wb));
-    }
+  case BinaryCode::Pow: return bin("power", t, a, b);
   }
   return a;
 }
@@ -511,7 +530,6 @@ void FunctionEmitter::flatten(const std::vector<Op> &ops) {
       const Region &region = *o.region;
       for (size_t i = 0; i < region.params.size(); ++i)
         alias_[region.params[i]] = o.operands[i];
-      std::vector<Op> none;
       for (size_t i = 0; i + 1 < region.ops.size(); ++i) {
         const Op &inner = region.ops[i];
         if (inner.kind == OpKind::Copy || inner.kind == OpKind::Relayout)
@@ -530,13 +548,6 @@ void FunctionEmitter::flatten(const std::vector<Op> &ops) {
   }
 }
 
-std::string layoutText(const TensorType &t) {
-  std::string s = "{";
-  for (size_t i = 0; i < t.minorToMajor.size(); ++i)
-    s += (i ? "," : "") + std::to_string(t.minorToMajor[i]);
-  return s + "}";
-}
-
 /// What StableHLO cannot express: tf32 outside a contraction's operands,
 /// and (for the entry) layouts other than row-major.
 void FunctionEmitter::check() {
@@ -547,16 +558,16 @@ void FunctionEmitter::check() {
       refuse(f_, "`" + f_.name + "` takes %" + std::to_string(p) + ": " + typeText(f_.valueTypes[p]) + "; " + tf32Rule +
                          ", so round an f32 parameter inside the function instead");
   if (entry_) {
+    auto rowMajor = [&](const TensorType &t, const std::string &what) {
+      if (!t.hasDefaultLayout())
+        refuse(f_, "the entry `" + f_.name + "` " + what + " in layout " + layoutText(t) + ": StableHLO receives " +
+                       "logical tensors (SFEP-0053 §3.7), so the entry's parameters and results must be row-major; " +
+                       "relayout inside the function instead");
+    };
     for (ValueId p : f_.params)
-      if (!f_.valueTypes[p].hasDefaultLayout())
-        refuse(f_, "the entry `" + f_.name + "` takes %" + std::to_string(p) + " in layout " +
-                           layoutText(f_.valueTypes[p]) + ": StableHLO receives logical tensors (SFEP-0053 §3.7), so the " +
-                           "entry's parameters and results must be row-major; relayout inside the function instead");
+      rowMajor(f_.valueTypes[p], "takes %" + std::to_string(p));
     for (size_t i = 0; i < f_.resultTypes.size(); ++i)
-      if (!f_.resultTypes[i].hasDefaultLayout())
-        refuse(f_, "the entry `" + f_.name + "` returns result " + std::to_string(i) + " in layout " +
-                           layoutText(f_.resultTypes[i]) + ": StableHLO receives logical tensors (SFEP-0053 §3.7), so " +
-                           "the entry's parameters and results must be row-major; relayout inside the function instead");
+      rowMajor(f_.resultTypes[i], "returns result " + std::to_string(i));
   }
   for (const Op *o : ops_) {
     std::string mnemonic(opInfo(o->kind).mnemonic);
@@ -585,9 +596,11 @@ void FunctionEmitter::check() {
 }
 
 void FunctionEmitter::reduce(const Op &o) {
+  // The verifier admits accumulators of f32, f64, pred and the integers
+  // only, whose StableHLO combiners are Keel's: one op, no region.
   const TensorType &in = type(o.operands[0]);
   const TensorType &out = o.resultTypes[0];
-  DType acc = o.acc.value_or(in.dtype);
+  DType acc = *o.acc;
   code_.shape = in.shape;
   std::string x = code_.convert(in.dtype, acc, name(o.operands[0]));
   code_.shape = {};
@@ -602,27 +615,9 @@ void FunctionEmitter::reduce(const Op &o) {
   case Combiner::Or: combine = "or"; break;
   case Combiner::ArgMax: case Combiner::ArgMin: break;
   }
-  Shape reducedShape = out.shape;
-  std::string types = "(" + tensorOf(acc, in.shape) + ", " + tensorOf(acc, {}) + ") -> " + tensorOf(acc, reducedShape);
-  std::string r;
-  if (!isFp8Element(acc)) {
-    r = code_.op("stablehlo.reduce(" + x + " init: " + init + ") applies stablehlo." + combine + " across dimensions = " +
-                 list(o.dims) + " : " + types);
-  } else { // the combiner computes in f32 and rounds (Keel's fp8 arithmetic)
-    std::string a = code_.fresh(), b = code_.fresh();
-    Code body(counter_, "      ", module_);
-    body.loc = code_.loc;
-    BinaryCode bc = o.combiner == Combiner::Sum ? BinaryCode::Add
-                    : o.combiner == Combiner::Prod ? BinaryCode::Mul
-                    : o.combiner == Combiner::Max  ? BinaryCode::Max
-                                                   : BinaryCode::Min;
-    std::string v = body.binary(bc, acc, a, b);
-    r = code_.fresh();
-    std::string scalar = tensorOf(acc, {});
-    code_.line(r + " = \"stablehlo.reduce\"(" + x + ", " + init + ") ({\n    ^bb0(" + a + ": " + scalar + ", " + b + ": " +
-               scalar + "):\n" + body.text() + "      \"stablehlo.return\"(" + v + ") : (" + scalar + ") -> ()" + code_.loc +
-               "\n    }) {dimensions = array<i64: " + list(o.dims).substr(1, list(o.dims).size() - 2) + ">} : " + types);
-  }
+  std::string r = code_.op("stablehlo.reduce(" + x + " init: " + init + ") applies stablehlo." + combine +
+                           " across dimensions = " + list(o.dims) + " : (" + tensorOf(acc, in.shape) + ", " +
+                           tensorOf(acc, {}) + ") -> " + tensorOf(acc, out.shape));
   code_.shape = out.shape;
   define(o.results[0], code_.convert(acc, out.dtype, r));
 }
@@ -634,7 +629,7 @@ void FunctionEmitter::argReduce(const Op &o) {
   // choice independent of the order the consumer combines in, so the
   // result is Keel's first extreme index.
   const TensorType &in = type(o.operands[0]);
-  DType acc = o.acc.value_or(in.dtype);
+  DType acc = *o.acc;
   code_.shape = in.shape;
   std::string x = code_.convert(in.dtype, acc, name(o.operands[0]));
   std::string position;
@@ -666,11 +661,10 @@ void FunctionEmitter::argReduce(const Op &o) {
   std::string sv = tensorOf(acc, {}), si = tensorOf(DType::I64, {});
   const TensorType &out = o.resultTypes[0];
   std::string r = code_.fresh();
-  std::string dims = list(o.dims);
   code_.line(r + ":2 = \"stablehlo.reduce\"(" + x + ", " + position + ", " + initValue + ", " + initIndex + ") ({\n    ^bb0(" +
              a + ": " + sv + ", " + ia + ": " + si + ", " + b + ": " + sv + ", " + ib + ": " + si + "):\n" + body.text() +
              "      \"stablehlo.return\"(" + value + ", " + index + ") : (" + sv + ", " + si + ") -> ()" + code_.loc +
-             "\n    }) {dimensions = array<i64: " + dims.substr(1, dims.size() - 2) + ">} : (" + tensorOf(acc, in.shape) +
+             "\n    }) {dimensions = array<i64: " + csv(o.dims) + ">} : (" + tensorOf(acc, in.shape) +
              ", " + tensorOf(DType::I64, in.shape) + ", " + sv + ", " + si + ") -> (" + tensorOf(acc, out.shape) + ", " +
              tensorOf(DType::I64, out.shape) + ")");
   code_.shape = out.shape;
@@ -684,7 +678,7 @@ void FunctionEmitter::dot(const Op &o) {
   // reduction is exact whatever the consumer's hardware does.
   const TensorType &lhs = type(o.operands[0]), &rhs = type(o.operands[1]);
   const TensorType &out = o.resultTypes[0];
-  DType acc = o.acc.value_or(lhs.dtype);
+  DType acc = *o.acc;
   bool tf32 = lhs.dtype == DType::TF32 && acc == DType::F32;
   code_.shape = lhs.shape;
   std::string a = code_.convert(lhs.dtype, acc, name(o.operands[0]));
@@ -785,18 +779,12 @@ void FunctionEmitter::emitOp(const Op &o) {
     std::vector<std::string> results;
     for (const TensorType &t : o.resultTypes)
       results.push_back(tensorOf(t.dtype, t.shape));
-    std::string call = "call @" + symbols_.at(o.callee) + "(" + joined(names) + ") : (" + joined(types) + ") -> " +
-                       (results.size() == 1 ? results[0] : "(" + joined(results) + ")");
-    if (results.empty()) {
-      code_.line(call);
-    } else if (results.size() == 1) {
-      define(o.results[0], code_.op(call));
-    } else {
-      std::string r = code_.fresh();
-      code_.line(r + ":" + std::to_string(results.size()) + " = " + call);
-      for (size_t i = 0; i < o.results.size(); ++i)
-        names_[o.results[i]] = r + "#" + std::to_string(i);
-    }
+    std::vector<std::string> r = code_.call(symbols_.at(o.callee), names, types, results);
+    if (r.size() == 1)
+      define(o.results[0], r[0]);
+    else
+      for (size_t i = 0; i < r.size(); ++i)
+        names_[o.results[i]] = r[i];
     return;
   }
   case OpKind::Return: {
@@ -824,7 +812,7 @@ std::string FunctionEmitter::emit() {
   std::string head = "  func.func " + std::string(public_ ? "public" : "private") + " @" + symbols_.at(f_.name) + "(" +
                      joined(params) + ")";
   if (!results.empty())
-    head += " -> " + (results.size() == 1 ? results[0] : "(" + joined(results) + ")");
+    head += " -> " + resultTypes(results);
   return head + " {\n" + code_.text() + "  }" + mlirLocation(f_.loc) + "\n";
 }
 
@@ -843,19 +831,10 @@ std::string emitMain(const Function &entry, const std::string &symbol, const std
   }
   for (const TensorType &t : entry.resultTypes)
     results.push_back(tensorOf(t.dtype, t.shape));
-  size_t n = results.size();
-  std::string call = "call @" + symbol + "(" + joined(names) + ") : (" + joined(types) + ") -> " +
-                     (n == 1 ? results[0] : "(" + joined(results) + ")");
-  std::string r;
-  if (n == 0) {
-    b.line(call);
-  } else {
-    r = b.fresh();
-    b.line(r + (n > 1 ? ":" + std::to_string(n) : "") + " = " + call);
-  }
-  for (size_t k = 0; k < n; ++k) {
+  std::vector<std::string> r = b.call(symbol, names, types, results);
+  for (size_t k = 0; k < r.size(); ++k) {
     const TensorType &t = entry.resultTypes[k];
-    std::string v = n == 1 ? r : r + "#" + std::to_string(k);
+    std::string v = r[k];
     b.shape = t.shape;
     if (isFloat(t.dtype)) {
       DType bits = formatInfo(t.dtype).storageBits == 64   ? DType::U64
@@ -872,7 +851,7 @@ std::string emitMain(const Function &entry, const std::string &symbol, const std
   b.line(returned.empty() ? "return" : "return " + joined(returned) + " : " + joined(returnedTypes));
   std::string head = "  func.func public @main()";
   if (!returnedTypes.empty())
-    head += " -> " + (n == 1 ? returnedTypes[0] : "(" + joined(returnedTypes) + ")");
+    head += " -> " + resultTypes(returnedTypes);
   return head + " {\n" + b.text() + "  }\n";
 }
 
@@ -882,11 +861,16 @@ ExitOutput emitStableHlo(const Module &m, const StableHloOptions &options) {
   ExitOutput out;
   std::vector<const Function *> functions = reachableFrom(m, options.entry);
   const Function &entry = *functions.front();
-  if (std::find(entry.effects.begin(), entry.effects.end(), "gpu") == entry.effects.end())
+  if (std::find(entry.effects.begin(), entry.effects.end(), "gpu") == entry.effects.end()) {
+    std::vector<std::string> declare;
+    for (std::string_view e : kEffectNames)
+      if (e == "gpu" || std::find(entry.effects.begin(), entry.effects.end(), e) != entry.effects.end())
+        declare.emplace_back(e);
     out.refusals.push_back({entry.loc,
                             "`" + entry.name + "` is emitted for a device (the StableHLO exit), so it must declare the " +
                                 "effect gpu, which it does not",
-                            "gpu", entry.textSpan});
+                            "gpu", entry.textSpan, declare});
+  }
   // Symbols: the entry is @main (unless --main adds its own); every other
   // function keeps Keel's name unless it is one the module needs (`main`,
   // the `keel.` decompositions), which gets a `_` appended (or `user.`

@@ -100,18 +100,19 @@ std::optional<int64_t> TensorType::byteCount() const {
   return bytes;
 }
 
+std::string layoutText(const TensorType &t) {
+  std::string s = "{";
+  for (size_t i = 0; i < t.minorToMajor.size(); ++i)
+    s += (i ? "," : "") + std::to_string(t.minorToMajor[i]);
+  return s + "}";
+}
+
 std::string typeText(const TensorType &t) {
   std::string s = std::string(dtypeName(t.dtype)) + "[";
   for (size_t i = 0; i < t.shape.size(); ++i)
     s += (i ? "," : "") + std::to_string(t.shape[i]);
   s += "]";
-  if (!t.hasDefaultLayout()) {
-    s += "{";
-    for (size_t i = 0; i < t.minorToMajor.size(); ++i)
-      s += (i ? "," : "") + std::to_string(t.minorToMajor[i]);
-    s += "}";
-  }
-  return s;
+  return t.hasDefaultLayout() ? s : s + layoutText(t);
 }
 
 const OpInfo &opInfo(OpKind k) { return kOps[static_cast<size_t>(k)]; }

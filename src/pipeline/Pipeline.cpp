@@ -15,7 +15,6 @@
 #include "keel/loop/LowerTensor.h"
 #include "keel/loop/Schedule.h"
 #include "keel/support/Codes.h"
-#include "keel/support/Effects.h"
 #include "keel/transforms/Fusion.h"
 #include "keel/transforms/TestPasses.h"
 
@@ -248,10 +247,11 @@ std::optional<loop::Module> lowerForCpu(Compilation &c, const ir::Module &m, loo
 
 namespace {
 
-/// The function's signature as its source spells it, with `effect` added to
-/// its effects: `fn f(...) -> T ![gpu, io] requires ...` (the parameters
-/// elided), from the text between its location and its body's `{`.
-std::string withEffect(const SourceManager &sources, Span at, const std::string &effect) {
+/// The function's signature as its source spells it, declaring `effects`
+/// (`![gpu, io]`) in place of whatever it declared: `fn f(...) -> T ![gpu, io]
+/// requires ...` (the parameters elided), from the text between its
+/// location and its body's `{`; empty when that text is not a signature.
+std::string withEffects(const SourceManager &sources, Span at, const std::vector<std::string> &effects) {
   if (!at.valid())
     return "";
   std::string_view text = sources.text(at.file);
@@ -272,35 +272,23 @@ std::string withEffect(const SourceManager &sources, Span at, const std::string 
       tail += ch;
     else if (!tail.empty() && tail.back() != ' ')
       tail += ' ';
-  while (!tail.empty() && tail.back() == ' ')
-    tail.pop_back();
-  std::vector<std::string> effects{effect};
-  size_t bang = tail.find("![");
-  size_t end = bang == std::string::npos ? std::string::npos : tail.find(']', bang);
+  // What follows the effects (`requires ...`) stays after them.
   std::string after;
+  size_t bang = tail.find("!["), end = bang == std::string::npos ? bang : tail.find(']', bang);
   if (end != std::string::npos) {
-    std::string names = tail.substr(bang + 2, end - bang - 2);
-    for (size_t i = 0; i <= names.size();) {
-      size_t comma = std::min(names.find(',', i), names.size());
-      std::string name = names.substr(i, comma - i);
-      name.erase(0, name.find_first_not_of(' '));
-      name.erase(name.find_last_not_of(' ') + 1);
-      if (!name.empty())
-        effects.push_back(name);
-      i = comma + 1;
-    }
     after = tail.substr(end + 1);
     tail = tail.substr(0, bang);
   } else if (size_t req = tail.find("requires"); req != std::string::npos) {
     after = " " + tail.substr(req);
     tail = tail.substr(0, req);
   }
+  while (!after.empty() && after.back() == ' ')
+    after.pop_back();
   while (!tail.empty() && tail.back() == ' ')
     tail.pop_back();
   std::string list;
-  for (std::string_view e : kEffectNames)
-    if (std::find(effects.begin(), effects.end(), e) != effects.end())
-      list += (list.empty() ? "" : ", ") + std::string(e);
+  for (const std::string &e : effects)
+    list += (list.empty() ? "" : ", ") + e;
   std::string head(text.substr(begin, open - begin));
   head.erase(0, head.find_first_not_of(" \t"));
   return head + "(...)" + (tail.empty() ? "" : " " + tail) + " ![" + list + "]" + after;
@@ -320,7 +308,7 @@ std::optional<std::string> exitText(Compilation &c, std::string_view step, const
       continue;
     }
     Diagnostic &d = c.diags.error("E0120", at, r.message);
-    std::string signature = withEffect(c.sources, at, r.missingEffect);
+    std::string signature = withEffects(c.sources, at, r.effectsToDeclare);
     d.help(signature.empty() ? "declare it: `![" + r.missingEffect + "]` after the function's result type"
                              : "declare it: `" + signature + "`");
   }

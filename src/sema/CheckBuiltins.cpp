@@ -248,7 +248,7 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
     if (!l || !r) return Type::error();
     std::string ls(src_.slice(positionalExprs[0]->span)), rs(src_.slice(positionalExprs[1]->span));
     if (!sameValueType(*l, *r))
-      return mismatch(c.callee, c.span, *l, *r, ls, rs);
+      return mismatch(c.callee, true, c.span, *l, *r, ls, rs);
     if (l->is(Kind::Scalar) && r->is(Kind::Scalar) && isFp8(l->scalar)) {
       fp8Arithmetic(c.span, c.callee, l->scalar, ls, rs);
       return Type::error();
@@ -269,7 +269,7 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
     }
     std::string xs(src_.slice(positionalExprs[1]->span)), ys(src_.slice(positionalExprs[2]->span));
     if (!sameValueType(*x, *y))
-      return mismatch(c.callee, c.span, *x, *y, xs, ys);
+      return mismatch(c.callee, true, c.span, *x, *y, xs, ys);
     Type branches = elementwise(*x, *y, c.span, c.callee);
     if (branches.is(Kind::Error) || !cond->is(Kind::Tensor))
       return branches;
@@ -284,7 +284,7 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
     auto l = tensorArg(0), r = tensorArg(1);
     if (!l || !r) return Type::error();
     if (l->scalar != r->scalar)
-      return mismatch(c.callee, c.span, *l, *r, std::string(src_.slice(positionalExprs[0]->span)),
+      return mismatch(c.callee, true, c.span, *l, *r, std::string(src_.slice(positionalExprs[0]->span)),
                       std::string(src_.slice(positionalExprs[1]->span)));
     if (!admitted(info.admits, l->scalar, 0)) return Type::error();
     Scalar result = accumulator(c, l->scalar, acc);

@@ -1,8 +1,6 @@
 //===- CheckExpressions.cpp - Expressions, operators, conversions, calls ---===//
 #include "CheckerImpl.h"
 
-#include <cctype>
-
 #include "keel/numerics/Format.h"
 #include <algorithm>
 #include <charconv>
@@ -219,13 +217,12 @@ Type Checker::elementwise(const Type &l, const Type &r, Span at, const std::stri
 }
 
 Type Checker::mismatch(Tok op, Span at, const Type &l, const Type &r, const std::string &ls, const std::string &rs) {
-  return mismatch(std::string(tokenSpelling(op)), at, l, r, ls, rs);
+  return mismatch(std::string(tokenSpelling(op)), false, at, l, r, ls, rs);
 }
 
-Type Checker::mismatch(const std::string &opText, Span at, const Type &l, const Type &r, const std::string &ls,
-                       const std::string &rs) {
-  // `a + b`, or for a built-in `pow(a, b)` / `where(..., a, b)`.
-  bool call = !opText.empty() && std::isalpha(static_cast<unsigned char>(opText[0]));
+Type Checker::mismatch(const std::string &opText, bool call, Span at, const Type &l, const Type &r,
+                       const std::string &ls, const std::string &rs) {
+  // `a + b`, or for a built-in (`call`) `pow(a, b)` / `where(..., a, b)`.
   auto spelt = [&](const std::string &a, const std::string &b) {
     return call ? opText + "(" + (opText == "where" ? "..., " : "") + a + ", " + b + ")" : a + " " + opText + " " + b;
   };
@@ -447,7 +444,8 @@ Type Checker::userCall(const CallExpr &c, const FunctionSig &sig) {
   }
   if (!dimsOk)
     return Type::error();
-  out_.dimArguments[&c] = dimArgs;
+  if (!dimArgs.empty())
+    out_.dimArguments[&c] = dimArgs;
   std::optional<std::map<std::string, Dim>> bindings = bindShapes(c, sig, tensorArgs, argExprs, dimArgs);
   if (!bindings)
     return Type::error();

@@ -192,8 +192,9 @@ private:
   Type elementwise(const Type &l, const Type &r, Span at, const std::string &op);
 
   Type mismatch(Tok op, Span at, const Type &l, const Type &r, const std::string &ls, const std::string &rs);
-  /// The same for a built-in's operands (`where`, `pow`): named by it.
-  Type mismatch(const std::string &op, Span at, const Type &l, const Type &r, const std::string &ls,
+  /// The same for a built-in's operands (`call`: `where`, `pow`, named by
+  /// it) or an operator's spelling.
+  Type mismatch(const std::string &op, bool call, Span at, const Type &l, const Type &r, const std::string &ls,
                 const std::string &rs);
 
   Type arithmeticResult(Tok op, Span at, const Type &l, const Type &r, const std::string &ls, const Expr &rhs);

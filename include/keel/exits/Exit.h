@@ -25,6 +25,9 @@ struct Refusal {
   std::string message;
   std::string missingEffect; ///< non-empty: the effect (`gpu`) the entry must declare
   Span textSpan;             ///< where it is in IR text, for a location-less operation or function
+  /// With `missingEffect`: every effect the entry should declare (its own
+  /// and the missing one), in the effect table's order.
+  std::vector<std::string> effectsToDeclare;
 };
 
 struct ExitOutput {

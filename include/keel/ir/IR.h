@@ -71,6 +71,8 @@ struct TensorType {
 
 /// `f32[2,16]`, with `{0,1}` after it for a non-default layout.
 std::string typeText(const TensorType &t);
+/// The layout alone: `{0,1}` (minor_to_major).
+std::string layoutText(const TensorType &t);
 
 //===-- Operations -------------------------------------------------------===//
 
