@@ -20,7 +20,8 @@
 #include "keel/exits/StableHlo.h"
 #include "keel/instantiate/Builder.h"
 #include "keel/ir/Text.h"
-#include "keel/loop/LowerTensor.h"
+#include "keel/exits/cpu/Elements.h"
+#include "keel/exits/cpu/Lower.h"
 #include "keel/pipeline/Pipeline.h"
 #include "keel/runtime/Npy.h"
 #include "keel/runtime/Print.h"
@@ -87,7 +88,7 @@ rt::Tensor randomTensor(const ir::TensorType &t, uint64_t seed) {
   size_t size = keel_dtype_size(static_cast<KeelDType>(t.dtype));
   for (int64_t first = 0, count = *t.elementCount(); first < count; first += kPiece) {
     std::vector<uint8_t> piece =
-        loop::storedBytes(t.dtype, instantiate::randomEncodings(seed, std::min(kPiece, count - first), t.dtype, first));
+        cpu::storedBytes(t.dtype, instantiate::randomEncodings(seed, std::min(kPiece, count - first), t.dtype, first));
     std::copy(piece.begin(), piece.end(), out.data.begin() + static_cast<std::ptrdiff_t>(first * static_cast<int64_t>(size)));
   }
   return out;
@@ -333,7 +334,7 @@ int tensorEntry(const TensorRunOptions &o, const ExitEmitOptions *exit) {
     return 70;
   reporter.finish(); // the compilation ends here: --time-passes covers it alone
   std::string error;
-  void *entry = program->address(loop::entryName(o.entry), error);
+  void *entry = program->address(cpu::entryName(o.entry), error);
   if (!entry)
     {
     fail(o, "internal compiler error: " + error);

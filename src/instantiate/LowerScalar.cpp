@@ -3,7 +3,7 @@
 
 #include "keel/instantiate/Becomes.h"
 #include "keel/instantiate/Builder.h"
-#include "keel/loop/LowerTensor.h"
+#include "keel/exits/cpu/Elements.h"
 #include "keel/support/Codes.h"
 
 #include <algorithm>
@@ -13,6 +13,10 @@
 namespace keel::instantiate {
 
 using namespace loop;
+using cpu::binaryElement;
+using cpu::binaryOp;
+using cpu::storageType;
+using cpu::unaryElement;
 using namespace syntax;
 // Unqualified, these are the loop IR's (syntax::Expr and syntax::Stmt are
 // written out).

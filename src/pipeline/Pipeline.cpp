@@ -12,8 +12,8 @@
 #include "keel/instantiate/LowerScalar.h"
 #include "keel/ir/Text.h"
 #include "keel/ir/Verifier.h"
-#include "keel/loop/LowerTensor.h"
-#include "keel/loop/Schedule.h"
+#include "keel/exits/cpu/Lower.h"
+#include "keel/exits/cpu/Schedule.h"
 #include "keel/support/Codes.h"
 #include "keel/transforms/Fusion.h"
 #include "keel/transforms/TestPasses.h"
@@ -228,17 +228,21 @@ bool runPasses(Compilation &c, ir::Module &m, bool fuseByDefault) {
 }
 
 std::optional<loop::Module> lowerForCpu(Compilation &c, const ir::Module &m, loop::Module into) {
-  loop::Schedule schedule; // --exit reference: none
   switch (c.options.exit) {
-  case Exit::Cpu:
-    if (!guarded(c, "schedule", [&] { schedule = c.timed("schedule", [&] { return loop::cpuSchedule(m); }); }))
+  case Exit::Cpu: {
+    cpu::Schedule schedule;
+    if (!guarded(c, "schedule", [&] { schedule = c.timed("schedule", [&] { return cpu::cpuSchedule(m); }); }))
       return std::nullopt;
-    c.printAfter("schedule", true, [&] { return loop::printSchedule(m, schedule); });
+    c.printAfter("schedule", true, [&] { return cpu::printSchedule(m, schedule); });
+    if (!guarded(c, "lower", [&] { c.timed("lower", [&] { cpu::lowerScheduled(m, schedule, into); }); }))
+      return std::nullopt;
     break;
-  case Exit::CpuReference: break;
   }
-  if (!guarded(c, "lower", [&] { c.timed("lower", [&] { loop::lowerTensorModule(m, schedule, into); }); }))
-    return std::nullopt;
+  case Exit::CpuReference:
+    if (!guarded(c, "lower", [&] { c.timed("lower", [&] { cpu::lowerReference(m, into); }); }))
+      return std::nullopt;
+    break;
+  }
   c.printAfter("lower", true, [&] { return loop::print(into); });
   if (!c.timed("verify", [&] { return verifyLoops(c, "lower", into); }))
     return std::nullopt;

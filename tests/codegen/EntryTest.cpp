@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "keel/codegen/Codegen.h"
 #include "keel/ir/Text.h"
-#include "keel/loop/LowerTensor.h"
+#include "keel/exits/cpu/Lower.h"
 #include "keel/runtime/Buffer.h"
 
 #include <gtest/gtest.h>
@@ -32,11 +32,11 @@ protected:
     DiagnosticEngine diags(sources);
     std::optional<ir::Module> m = ir::parse(sources, sources.add("f.kir", kIR), diags);
     ASSERT_TRUE(m);
-    loop::lowerTensorModule(*m, loop::cpuSchedule(*m), module_);
+    cpu::lowerScheduled(*m, cpu::cpuSchedule(*m), module_);
     std::string error;
     program_ = codegen::Program::compile(module_, error);
     ASSERT_TRUE(program_) << error;
-    entry_ = reinterpret_cast<Entry>(program_->address(loop::entryName("f"), error));
+    entry_ = reinterpret_cast<Entry>(program_->address(cpu::entryName("f"), error));
     ASSERT_TRUE(entry_) << error;
   }
   static KeelBuffer buffer(uint8_t dtype, std::vector<int64_t> dims, std::vector<int64_t> order, void *data) {

@@ -1,13 +1,13 @@
 //===- Schedule.cpp - The CPU exit's decisions, one function each ---------===//
 //
-// Each decision of Schedule.h is one function below; LowerTensor.cpp only
-// realizes them. None may change a bit of any result: they choose where a
+// Each decision of Schedule.h is one function below; the scheduled
+// lowering (Scheduled.cpp) only realizes them. None may change a bit of any result: they choose where a
 // value is computed, whether it is stored and in which order independent
 // elements are visited, never the order in which one element's terms are
 // combined.
 //
 //===----------------------------------------------------------------------===//
-#include "keel/loop/Schedule.h"
+#include "keel/exits/cpu/Schedule.h"
 
 #include "keel/ir/Text.h"
 
@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace keel::loop {
+namespace keel::cpu {
 
 using ir::OpKind;
 using ir::ValueId;
@@ -203,33 +203,35 @@ size_t freeDimCount(const ir::TensorType &t, const std::vector<int64_t> &batch, 
   return t.rank() - batch.size() - contract.size();
 }
 
-/// contractions: 4x16 tiles for a matrix product (batch dims, one lhs-free
-/// dim M, one contracting dim K, one rhs-free dim N) with M % 4 == 0 and
-/// N % 16 == 0; the rhs-free loop innermost otherwise.
+/// contractions: register tiles of kTileRows x kTileColumns for a matrix
+/// product (batch dims, one lhs-free dim M, one contracting dim K, one
+/// rhs-free dim N) whose M and N they divide; the rhs-free loop innermost
+/// otherwise.
 void chooseContractions(const ir::Function &f, const std::vector<ir::Op> &ops, FunctionSchedule &s) {
+  constexpr int64_t kTileRows = 4, kTileColumns = 16;
   for (const ir::Op &o : ops) {
     if (o.kind == OpKind::Fusion)
       chooseContractions(f, o.region->ops, s);
     if (o.kind != OpKind::DotGeneral)
       continue;
     const ir::TensorType &a = f.valueTypes[o.operands[0]], &b = f.valueTypes[o.operands[1]];
-    ContractionOrder order = ContractionOrder::RhsFreeInner;
+    ContractionPlan plan{ContractionOrder::RhsFreeInner};
     if (o.lhsContract.size() == 1 && freeDimCount(a, o.lhsBatch, o.lhsContract) == 1 &&
         freeDimCount(b, o.rhsBatch, o.rhsContract) == 1) {
       const ir::TensorType &r = f.valueTypes[o.results[0]];
       int64_t m = r.shape[o.lhsBatch.size()], n = r.shape[o.lhsBatch.size() + 1];
-      if (m % 4 == 0 && n % 16 == 0)
-        order = ContractionOrder::Tiled;
+      if (m % kTileRows == 0 && n % kTileColumns == 0)
+        plan = {ContractionOrder::Tiled, kTileRows, kTileColumns};
     }
-    s.contractions[o.results[0]] = order;
+    s.contractions[o.results[0]] = plan;
   }
 }
 
-std::string_view orderName(ContractionOrder o) {
-  switch (o) {
+std::string planText(const ContractionPlan &p) {
+  switch (p.order) {
   case ContractionOrder::Logical: return "logical";
   case ContractionOrder::RhsFreeInner: return "rhs-free innermost";
-  case ContractionOrder::Tiled: return "tiled 4x16";
+  case ContractionOrder::Tiled: return "tiled " + std::to_string(p.tileRows) + "x" + std::to_string(p.tileColumns);
   }
   return "";
 }
@@ -276,11 +278,11 @@ std::string printSchedule(const ir::Module &m, const Schedule &schedule) {
                                         : "computed in its user's loop");
     for (const auto &[v, i] : s.intoResult)
       line(v, "written into result " + std::to_string(i));
-    for (const auto &[v, order] : s.contractions)
-      line(v, "contraction, " + std::string(orderName(order)));
+    for (const auto &[v, plan] : s.contractions)
+      line(v, "contraction, " + planText(plan));
     out += s.freeEarly ? "  buffers freed after their last use\n" : "  buffers freed on return\n";
   }
   return out;
 }
 
-} // namespace keel::loop
+} // namespace keel::cpu

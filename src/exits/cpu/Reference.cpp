@@ -1,31 +1,23 @@
-//===- LowerTensor.cpp - Tensor IR to loop IR, the scalar reference -------===//
+//===- Reference.cpp - Tensor IR to loop IR, the definition ----------------===//
 //
 // Written for clarity: each operation is a loop nest over its result (or,
-// for concatenate, over each operand) whose body computes one element.
-// Element values live in their "compute" type (pred as bool, i4 in an i8
-// with 4-bit wrapping) and are stored in their storage type (pred as a 0/1
-// byte, i4 as a sign-extended byte). With an empty schedule this file is
-// the whole lowering, the definition of every operation (`keel run --exit
-// reference`); where a schedule (Schedule.h) reads a value through its
-// user's loop or orders a contraction's loops differently, the members in
-// LowerScheduled.cpp and the read-through in `load` realize it.
+// for concatenate, over each operand) whose body computes one element
+// (Elements.h). This file is the whole reference lowering (`keel run
+// --exit reference`), the definition of every operation; the scheduled
+// lowering (Scheduled.cpp) reuses its per-operation code and overrides
+// where values are computed and stored.
 //
 //===----------------------------------------------------------------------===//
-#include "keel/loop/LowerTensor.h"
+#include "Reference.h"
 
-#include "TensorLowering.h"
-
-#include "keel/loop/Schedule.h"
-
+#include "keel/exits/cpu/Lower.h"
 #include "keel/runtime/Buffer.h"
 
 #include <algorithm>
-#include <functional>
 #include <map>
-#include <optional>
 #include <set>
 
-namespace keel::loop {
+namespace keel::cpu {
 
 // The entry functions pass dtypes to the runtime as KeelDType codes: the
 // runtime's codes are the element type table's, in the same order (one
@@ -39,54 +31,15 @@ constexpr int KEEL_Bool = KEEL_PRED; // KEEL_##Enum for the Bool row
 static_assert(kNumElementTypes == KEEL_NUM_DTYPES);
 } // namespace
 
-using ir::DType;
-using ir::OpKind;
-using ir::TensorType;
-using ir::ValueId;
-
-Type storageType(DType t) {
-  if (t == DType::Bool)
-    return Type::U8;
-  return typeOf(t == DType::I4 ? DType::I8 : t);
-}
+using namespace loop;
 
 std::string entryName(const std::string &name) { return name + ".entry"; }
 
-uint64_t storedValue(DType t, uint64_t encoding) {
-  return t == DType::I4 ? static_cast<uint64_t>(static_cast<int64_t>(encoding ^ 8) - 8) : encoding;
-}
-
-std::vector<uint8_t> storedBytes(DType t, const std::vector<uint64_t> &encodings) {
-  size_t width = static_cast<size_t>(typeBits(storageType(t)) / 8);
-  std::vector<uint8_t> bytes;
-  bytes.reserve(encodings.size() * width);
-  for (uint64_t e : encodings) {
-    uint64_t v = storedValue(t, e);
-    for (size_t b = 0; b < width; ++b)
-      bytes.push_back(static_cast<uint8_t>(v >> (8 * b)));
-  }
-  return bytes;
-}
-
 namespace detail {
-
-Type computeType(DType t) { return t == DType::Bool ? Type::Bool : storageType(t); }
-
-int64_t storageBytes(DType t) { return typeBits(storageType(t)) / 8; }
 
 ExprPtr i64(int64_t v) { return makeConst(Type::I64, static_cast<uint64_t>(v)); }
 
-/// i4 arithmetic wraps at 4 bits: ((v + 8) & 15) - 8, in i8.
-ExprPtr wrap4(ExprPtr v) {
-  ExprPtr masked = makeBinary(BinaryOp::And, makeBinary(BinaryOp::Add, std::move(v), makeConst(Type::I8, 8)),
-                              makeConst(Type::I8, 15));
-  return makeBinary(BinaryOp::Sub, std::move(masked), makeConst(Type::I8, 8));
-}
-
-/// An encoding of `t` (as the IR holds it) as a constant of its compute type.
-ExprPtr encodingConst(DType t, uint64_t bits) {
-  return makeConst(computeType(t), storedValue(t, bits) & (t == DType::I4 ? 0xFF : ~uint64_t{0}));
-}
+namespace {
 
 /// The address of the module's constant data `index`.
 ExprPtr makeGlobal(size_t index) {
@@ -97,134 +50,26 @@ ExprPtr makeGlobal(size_t index) {
   return g;
 }
 
-/// Read-only bytes in the module, as a Global expression.
+} // namespace
+
 ExprPtr constantData(Module &out, std::vector<uint8_t> bytes) {
   out.constants.push_back(std::move(bytes));
   return makeGlobal(out.constants.size() - 1);
 }
 
-/// One element converted from `from` to `to` (docs/semantics.md): to pred
-/// is `!= 0`; to i4 wraps integers and saturates floats to [-8, 7]; the rest
-/// is the loop IR's cast (one rounding; floats to integers saturate).
-ExprPtr convert(ExprPtr v, DType from, DType to) {
-  if (from == to)
-    return v;
-  if (to == DType::Bool)
-    return makeCompare(CompareOp::Ne, std::move(v), makeConst(computeType(from), 0));
-  if (to == DType::I4) {
-    if (!ir::isFloatType(from))
-      return wrap4(makeCast(std::move(v), Type::I8));
-    ExprPtr wide = makeCast(std::move(v), Type::I64);
-    wide = makeBinary(BinaryOp::Max, makeBinary(BinaryOp::Min, std::move(wide), i64(7)), i64(-8));
-    return makeCast(std::move(wide), Type::I8);
-  }
-  return makeCast(std::move(v), computeType(to));
+Function ReferenceLowering::run() {
+  fn_.name = f_.name;
+  fn_.loc = location(f_.loc);
+  for (ValueId p : f_.params)
+    buffer_[p] = newSlot(Type::Ptr);
+  for (size_t i = 0; i < f_.resultTypes.size(); ++i)
+    resultSlots_.push_back(newSlot(Type::Ptr));
+  fn_.params = fn_.slots.size();
+  fn_.result = Type::Void;
+  block_ = &fn_.body;
+  lowerOps(f_.ops, nullptr);
+  return std::move(fn_);
 }
-
-bool isLowPrecision(DType t) { return ir::isFloatType(t) && t != DType::F32 && t != DType::F64; }
-
-/// `op` on f32 for a low-precision dtype: widen exactly, compute, round once.
-template <typename F> ExprPtr viaF32(DType t, F op, std::vector<ExprPtr> args) {
-  for (ExprPtr &a : args)
-    a = makeCast(std::move(a), Type::F32);
-  return makeCast(op(std::move(args)), computeType(t));
-}
-
-} // namespace detail
-
-using namespace detail;
-
-ExprPtr unaryElement(ir::UnaryCode code, DType t, ExprPtr x) {
-  auto unary = [](UnaryOp op) {
-    return [op](std::vector<ExprPtr> a) { return makeUnary(op, std::move(a[0])); };
-  };
-  auto apply = [&](UnaryOp op) {
-    std::vector<ExprPtr> args;
-    args.push_back(std::move(x));
-    if (isLowPrecision(t) && isMathOp(op))
-      return viaF32(t, unary(op), std::move(args));
-    return unary(op)(std::move(args));
-  };
-  switch (code) {
-  case ir::UnaryCode::Neg: return t == DType::I4 ? wrap4(apply(UnaryOp::Neg)) : apply(UnaryOp::Neg);
-  case ir::UnaryCode::Abs: return t == DType::I4 ? wrap4(apply(UnaryOp::Abs)) : apply(UnaryOp::Abs);
-  case ir::UnaryCode::Exp: return apply(UnaryOp::Exp);
-  case ir::UnaryCode::Log: return apply(UnaryOp::Log);
-  case ir::UnaryCode::Tanh: return apply(UnaryOp::Tanh);
-  case ir::UnaryCode::Sigmoid: return apply(UnaryOp::Sigmoid);
-  case ir::UnaryCode::Gelu: return apply(UnaryOp::Gelu);
-  case ir::UnaryCode::Silu: return apply(UnaryOp::Silu);
-  case ir::UnaryCode::Sqrt: return apply(UnaryOp::Sqrt);
-  case ir::UnaryCode::Rsqrt: return apply(UnaryOp::Rsqrt);
-  case ir::UnaryCode::Relu: { // maximum(x, +0): NaN stays NaN, -0 becomes +0
-    auto relu = [](std::vector<ExprPtr> a) {
-      Type ty = a[0]->type;
-      return makeBinary(BinaryOp::Max, std::move(a[0]), makeConst(ty, 0));
-    };
-    std::vector<ExprPtr> args;
-    args.push_back(std::move(x));
-    return isLowPrecision(t) ? viaF32(t, relu, std::move(args)) : relu(std::move(args));
-  }
-  case ir::UnaryCode::Not: return makeUnary(t == DType::Bool ? UnaryOp::Not : UnaryOp::BitNot, std::move(x));
-  }
-  return x;
-}
-
-BinaryOp binaryOp(ir::BinaryCode c) {
-  switch (c) {
-  case ir::BinaryCode::Add: return BinaryOp::Add;
-  case ir::BinaryCode::Sub: return BinaryOp::Sub;
-  case ir::BinaryCode::Mul: return BinaryOp::Mul;
-  case ir::BinaryCode::Div: return BinaryOp::Div;
-  case ir::BinaryCode::Rem: return BinaryOp::Rem;
-  case ir::BinaryCode::Pow: return BinaryOp::Pow;
-  case ir::BinaryCode::Min: return BinaryOp::Min;
-  case ir::BinaryCode::Max: return BinaryOp::Max;
-  case ir::BinaryCode::And: return BinaryOp::And;
-  case ir::BinaryCode::Or: return BinaryOp::Or;
-  case ir::BinaryCode::Xor: return BinaryOp::Xor;
-  }
-  return BinaryOp::Add;
-}
-
-/// `a op b` in dtype t. f16, bf16 and tf32 + - * / are the numerics
-/// library's correctly rounded operations; every other low-precision
-/// operation widens to f32 exactly, computes there and rounds once (for
-/// + - * / on fp8 that is correctly rounded too: 24 >= 2 * 4 + 2).
-ExprPtr binaryElement(BinaryOp op, DType t, ExprPtr a, ExprPtr b) {
-  auto apply = [op](std::vector<ExprPtr> x) { return makeBinary(op, std::move(x[0]), std::move(x[1])); };
-  std::vector<ExprPtr> args;
-  args.push_back(std::move(a));
-  args.push_back(std::move(b));
-  bool helper = (t == DType::F16 || t == DType::BF16 || t == DType::TF32) &&
-                (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div);
-  if (isLowPrecision(t) && !helper)
-    return viaF32(t, apply, std::move(args));
-  ExprPtr r = apply(std::move(args));
-  bool wraps = op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div ||
-               op == BinaryOp::Rem;
-  if (t == DType::I4 && wraps)
-    return wrap4(std::move(r));
-  return r;
-}
-
-namespace detail {
-
-CompareOp compareOp(ir::CompareDir d) {
-  switch (d) {
-  case ir::CompareDir::Eq: return CompareOp::Eq;
-  case ir::CompareDir::Ne: return CompareOp::Ne;
-  case ir::CompareDir::Lt: return CompareOp::Lt;
-  case ir::CompareDir::Le: return CompareOp::Le;
-  case ir::CompareDir::Gt: return CompareOp::Gt;
-  case ir::CompareDir::Ge: return CompareOp::Ge;
-  }
-  return CompareOp::Eq;
-}
-
-/// The first value of an accumulator: the combiner's identity (-0 for a
-/// float sum, so that a sum of negative zeros stays -0 as in IEEE).
-ExprPtr identity(ir::Combiner c, DType acc) { return encodingConst(acc, ir::identityEncoding(c, acc)); }
 
 /// Element strides of a type's layout.
 std::vector<int64_t> strides(const TensorType &t) {
@@ -237,12 +82,12 @@ std::vector<int64_t> strides(const TensorType &t) {
   return s;
 }
 
-Slot FunctionLowering::newSlot(Type t) {
+Slot ReferenceLowering::newSlot(Type t) {
   fn_.slots.push_back(t);
   return static_cast<Slot>(fn_.slots.size() - 1);
 }
 
-void FunctionLowering::assign(Slot slot, ExprPtr value) {
+void ReferenceLowering::assign(Slot slot, ExprPtr value) {
   auto s = std::make_unique<Stmt>();
   s->kind = Stmt::Kind::Assign;
   s->slot = slot;
@@ -250,7 +95,7 @@ void FunctionLowering::assign(Slot slot, ExprPtr value) {
   emit(std::move(s));
 }
 
-std::vector<Slot> FunctionLowering::openNest(const std::vector<int64_t> &shape) {
+std::vector<Slot> ReferenceLowering::openNest(const std::vector<int64_t> &shape) {
   std::vector<Slot> counters;
   for (int64_t n : shape) {
     Slot s = newSlot(Type::I64);
@@ -267,14 +112,14 @@ std::vector<Slot> FunctionLowering::openNest(const std::vector<int64_t> &shape) 
   return counters;
 }
 
-std::vector<Ix> FunctionLowering::ixs(const std::vector<Slot> &counters) {
+std::vector<Ix> ReferenceLowering::ixs(const std::vector<Slot> &counters) {
   std::vector<Ix> out;
   for (Slot s : counters)
     out.push_back({static_cast<int64_t>(s), 0});
   return out;
 }
 
-ExprPtr FunctionLowering::address(const TensorType &t, const std::vector<Ix> &index) {
+ExprPtr ReferenceLowering::address(const TensorType &t, const std::vector<Ix> &index) {
   std::vector<int64_t> s = strides(t);
   int64_t constant = 0;
   ExprPtr sum;
@@ -290,39 +135,18 @@ ExprPtr FunctionLowering::address(const TensorType &t, const std::vector<Ix> &in
   return constant ? makeBinary(BinaryOp::Add, std::move(sum), i64(constant)) : std::move(sum);
 }
 
-ExprPtr FunctionLowering::loadFrom(Slot ptr, DType t, ExprPtr addr) {
+ExprPtr ReferenceLowering::loadFrom(Slot ptr, DType t, ExprPtr addr) {
   ExprPtr e = makeLoad(storageType(t), var(ptr), std::move(addr));
   if (t == DType::Bool)
     return makeCompare(CompareOp::Ne, std::move(e), makeConst(Type::U8, 0));
   return e;
 }
 
-ExprPtr FunctionLowering::load(ValueId v, const std::vector<Ix> &index) {
-  if (auto it = s_.splats.find(v); it != s_.splats.end())
-    return encodingConst(type(v).dtype, it->second);
-  if (auto it = indexMaps_.find(v); it != indexMaps_.end())
-    return it->second->kind == OpKind::Reshape ? reshapedLoad(*it->second, index)
-                                               : load(it->second->operands[0], mappedIndex(*it->second, index));
-  if (auto it = pointwiseOps_.find(v); it != pointwiseOps_.end()) {
-    if (!s_.sharedInUser.count(v))
-      return pointwise(*it->second, index);
-    // Computed once per element of its user, into a scalar of this loop.
-    std::vector<std::tuple<int64_t, int64_t, int64_t>> at;
-    for (const Ix &x : index)
-      at.emplace_back(x.slot, x.offset, x.scale);
-    auto key = std::make_tuple(v, block_, at);
-    auto found = shared_.find(key);
-    if (found == shared_.end()) {
-      Slot temp = newSlot(computeType(type(v).dtype));
-      assign(temp, pointwise(*it->second, index));
-      found = shared_.emplace(key, temp).first;
-    }
-    return var(found->second);
-  }
+ExprPtr ReferenceLowering::load(ValueId v, const std::vector<Ix> &index) {
   return loadFrom(buffer_.at(v), type(v).dtype, address(type(v), index));
 }
 
-ExprPtr FunctionLowering::pointwise(const ir::Op &o, const std::vector<Ix> &i) {
+ExprPtr ReferenceLowering::pointwise(const ir::Op &o, const std::vector<Ix> &i) {
   const std::vector<ValueId> &x = o.operands;
   switch (o.kind) {
   case OpKind::Unary: return unaryElement(o.unary, type(x[0]).dtype, load(x[0], i));
@@ -339,7 +163,7 @@ ExprPtr FunctionLowering::pointwise(const ir::Op &o, const std::vector<Ix> &i) {
   return nullptr; // not pointwise: never asked
 }
 
-std::vector<Ix> FunctionLowering::mappedIndex(const ir::Op &o, const std::vector<Ix> &i) const {
+std::vector<Ix> ReferenceLowering::mappedIndex(const ir::Op &o, const std::vector<Ix> &i) const {
   switch (o.kind) {
   case OpKind::BroadcastInDim: { // operand dimension d is result dimension dims[d], or stretches from 1
     std::vector<Ix> j;
@@ -369,7 +193,7 @@ std::vector<Ix> FunctionLowering::mappedIndex(const ir::Op &o, const std::vector
   return i; // not an index map: never asked
 }
 
-void FunctionLowering::storeTo(Slot ptr, DType t, ExprPtr addr, ExprPtr value) {
+void ReferenceLowering::storeTo(Slot ptr, DType t, ExprPtr addr, ExprPtr value) {
   auto s = std::make_unique<Stmt>();
   s->kind = Stmt::Kind::Store;
   s->slot = ptr;
@@ -378,20 +202,18 @@ void FunctionLowering::storeTo(Slot ptr, DType t, ExprPtr addr, ExprPtr value) {
   emit(std::move(s));
 }
 
-void FunctionLowering::store(ValueId v, ExprPtr addr, ExprPtr value) {
+void ReferenceLowering::store(ValueId v, ExprPtr addr, ExprPtr value) {
   storeTo(buffer_.at(v), type(v).dtype, std::move(addr), std::move(value));
 }
 
-void FunctionLowering::define(ValueId v, const ir::Op &o) {
-  if (auto it = s_.intoResult.find(v); it != s_.intoResult.end()) {
-    buffer_[v] = resultSlots_[it->second];
-    return;
-  }
+void ReferenceLowering::define(ValueId v, const ir::Op &o) {
   buffer_[v] = allocateScratch(*type(v).elementCount() * storageBytes(type(v).dtype), o);
   owned_.insert(v);
 }
 
-void FunctionLowering::copyInto(Slot to, ValueId from) {
+Slot ReferenceLowering::bufferOf(ValueId v, const ir::Op &) { return buffer_.at(v); }
+
+void ReferenceLowering::copyInto(Slot to, ValueId from) {
   const TensorType &t = type(from);
   std::vector<StmtPtr> *saved = block_;
   std::vector<Ix> index = ixs(openNest(t.shape));
@@ -399,42 +221,12 @@ void FunctionLowering::copyInto(Slot to, ValueId from) {
   block_ = saved;
 }
 
-void FunctionLowering::free(ValueId v) {
+void ReferenceLowering::free(ValueId v) {
   if (owned_.erase(v))
     release(buffer_.at(v));
 }
 
-void FunctionLowering::lowerOps(const std::vector<ir::Op> &ops, std::vector<ValueId> *regionResults) {
-  // Broadcasts and inlined values are read through their operands: a use
-  // of one is a use of those, which must live until then.
-  std::map<ValueId, std::vector<ValueId>> readsThrough;
-  for (const ir::Op &o : ops)
-    if (o.results.size() == 1 && !s_.splats.count(o.results[0]) &&
-        (s_.readThrough.count(o.results[0]) || s_.computedInUser.count(o.results[0])))
-      readsThrough[o.results[0]] = o.operands;
-  std::map<ValueId, size_t> last;
-  auto use = [&](ValueId used, size_t p) { // v and everything it reads through live until p
-    std::vector<ValueId> work{used};
-    while (!work.empty()) {
-      ValueId v = work.back();
-      work.pop_back();
-      auto [at, fresh] = last.try_emplace(v, p);
-      if (!fresh && at->second == p)
-        continue; // already walked at this position
-      at->second = p;
-      if (auto it = readsThrough.find(v); it != readsThrough.end())
-        work.insert(work.end(), it->second.begin(), it->second.end());
-    }
-  };
-  for (size_t p = 0; p < ops.size(); ++p) {
-    for (ValueId r : ops[p].results)
-      last[r] = p;
-    for (ValueId v : ops[p].operands)
-      use(v, p);
-  }
-  std::vector<std::vector<ValueId>> dying(ops.size());
-  for (const auto &[v, at] : last)
-    dying[at].push_back(v);
+void ReferenceLowering::lowerOps(const std::vector<ir::Op> &ops, std::vector<ValueId> *regionResults) {
   for (size_t p = 0; p < ops.size(); ++p) {
     const ir::Op &o = ops[p];
     if (o.kind == OpKind::Return) {
@@ -452,28 +244,21 @@ void FunctionLowering::lowerOps(const std::vector<ir::Op> &ops, std::vector<Valu
       continue;
     }
     lowerOp(o);
-    if (s_.freeEarly)
-      for (ValueId v : dying[p])
-        if (!(regionResults && isReturned(ops, v)))
-          free(v);
+    lowered(ops, p, regionResults != nullptr);
   }
 }
 
-bool FunctionLowering::isReturned(const std::vector<ir::Op> &ops, ValueId v) {
+void ReferenceLowering::lowered(const std::vector<ir::Op> &, size_t, bool) {}
+
+bool ReferenceLowering::isReturned(const std::vector<ir::Op> &ops, ValueId v) {
   const ir::Op &ret = ops.back();
   return std::find(ret.operands.begin(), ret.operands.end(), v) != ret.operands.end();
 }
 
-void FunctionLowering::lowerOp(const ir::Op &o) {
-  if (o.results.size() == 1 && s_.splats.count(o.results[0]))
-    return; // never stored: loads become the constant (see load)
+void ReferenceLowering::lowerOp(const ir::Op &o) {
   switch (o.kind) {
   case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
   case OpKind::Copy: case OpKind::Relayout:
-    if (s_.computedInUser.count(o.results[0])) { // computed where its one user reads it (see load)
-      pointwiseOps_[o.results[0]] = &o;
-      return;
-    }
     elementwise(o, [&](const std::vector<Ix> &i) { return pointwise(o, i); });
     return;
   case OpKind::Constant: constant(o); return;
@@ -485,73 +270,62 @@ void FunctionLowering::lowerOp(const ir::Op &o) {
     return;
   }
   case OpKind::BroadcastInDim: case OpKind::Transpose: case OpKind::Slice:
-    if (s_.readThrough.count(o.results[0])) { // never stored: loads read the operand (see load)
-      indexMaps_[o.results[0]] = &o;
-      return;
-    }
     elementwise(o, [&](const std::vector<Ix> &i) { return load(o.operands[0], mappedIndex(o, i)); });
     return;
-  case OpKind::Reshape:
-    if (s_.readThrough.count(o.results[0])) { // loads compute the operand's index (see load)
-      indexMaps_[o.results[0]] = &o;
-      return;
-    }
-    reshape(o);
-    return;
+  case OpKind::Reshape: reshape(o); return;
   case OpKind::Concatenate: concatenate(o); return;
   case OpKind::Reduce: reduce(o); return;
   case OpKind::DotGeneral: dotGeneral(o); return;
-  case OpKind::Call: {
-    std::vector<ExprPtr> buffers;
-    for (ValueId a : o.operands)
-      buffers.push_back(var(bufferOf(a, o)));
-    for (ValueId r : o.results) {
-      define(r, o);
-      buffers.push_back(var(buffer_.at(r)));
-    }
-    auto s = std::make_unique<Stmt>();
-    s->kind = Stmt::Kind::Eval;
-    s->value = makeCall(o.callee, Type::Void, std::move(buffers));
-    emit(std::move(s));
-    return;
-  }
-  case OpKind::Fusion: {
-    for (size_t i = 0; i < o.region->params.size(); ++i) {
-      ValueId operand = o.operands[i], param = o.region->params[i];
-      if (s_.splats.count(param))
-        continue; // loads become the constant
-      if (auto b = indexMaps_.find(operand); b != indexMaps_.end())
-        indexMaps_[param] = b->second;
-      else
-        buffer_[param] = buffer_.at(operand);
-    }
-    std::vector<ValueId> returned;
-    lowerOps(o.region->ops, &returned);
-    std::map<ValueId, int> count;
-    for (ValueId v : returned)
-      ++count[v];
-    for (size_t i = 0; i < o.results.size(); ++i) {
-      ValueId v = returned[i], r = o.results[i];
-      if (owned_.count(v) && count[v] == 1) { // hand the region's buffer over
-        buffer_[r] = buffer_.at(v);
-        owned_.erase(v);
-        owned_.insert(r);
-      } else if (s_.intoResult.count(v) && count[v] == 1 && buffer_.count(v)) { // in the caller's result already
-        buffer_[r] = buffer_.at(v);
-      } else {
-        define(r, o);
-        copyInto(buffer_.at(r), v);
-      }
-    }
-    for (ValueId v : returned)
-      free(v);
-    return;
-  }
+  case OpKind::Call: call(o); return;
+  case OpKind::Fusion: fusion(o); return;
   case OpKind::Return: return; // handled by lowerOps
   }
 }
 
-void FunctionLowering::constant(const ir::Op &o) {
+void ReferenceLowering::call(const ir::Op &o) {
+  std::vector<ExprPtr> buffers;
+  for (ValueId a : o.operands)
+    buffers.push_back(var(bufferOf(a, o)));
+  for (ValueId r : o.results) {
+    define(r, o);
+    buffers.push_back(var(buffer_.at(r)));
+  }
+  auto s = std::make_unique<Stmt>();
+  s->kind = Stmt::Kind::Eval;
+  s->value = makeCall(o.callee, Type::Void, std::move(buffers));
+  emit(std::move(s));
+}
+
+void ReferenceLowering::fusion(const ir::Op &o) {
+  for (size_t i = 0; i < o.region->params.size(); ++i)
+    bindRegionParam(o.operands[i], o.region->params[i]);
+  std::vector<ValueId> returned;
+  lowerOps(o.region->ops, &returned);
+  std::map<ValueId, int> count;
+  for (ValueId v : returned)
+    ++count[v];
+  for (size_t i = 0; i < o.results.size(); ++i) {
+    ValueId v = returned[i], r = o.results[i];
+    if (owned_.count(v) && count[v] == 1) { // hand the region's buffer over
+      buffer_[r] = buffer_.at(v);
+      owned_.erase(v);
+      owned_.insert(r);
+    } else if (count[v] == 1 && inCallerResult(v)) {
+      buffer_[r] = buffer_.at(v);
+    } else {
+      define(r, o);
+      copyInto(buffer_.at(r), v);
+    }
+  }
+  for (ValueId v : returned)
+    free(v);
+}
+
+void ReferenceLowering::bindRegionParam(ValueId operand, ValueId param) { buffer_[param] = buffer_.at(operand); }
+
+bool ReferenceLowering::inCallerResult(ValueId) const { return false; }
+
+void ReferenceLowering::constant(const ir::Op &o) {
   ValueId r = o.results[0];
   const TensorType &t = type(r);
   if (o.constant.size() == 1) {
@@ -569,11 +343,11 @@ void FunctionLowering::constant(const ir::Op &o) {
   elementwise(o, [&](const std::vector<Ix> &i) { return loadFrom(data, t.dtype, address(rowMajor, i)); });
 }
 
-void FunctionLowering::reshape(const ir::Op &o) {
+void ReferenceLowering::reshape(const ir::Op &o) {
   elementwise(o, [&](const std::vector<Ix> &i) { return reshapedLoad(o, i); });
 }
 
-ExprPtr FunctionLowering::reshapedLoad(const ir::Op &o, const std::vector<Ix> &i) {
+ExprPtr ReferenceLowering::reshapedLoad(const ir::Op &o, const std::vector<Ix> &i) {
   ValueId x = o.operands[0], r = o.results[0];
   const TensorType &in = type(x);
   TensorType rowMajorOut = TensorType::make(type(r).dtype, type(r).shape);
@@ -593,7 +367,7 @@ ExprPtr FunctionLowering::reshapedLoad(const ir::Op &o, const std::vector<Ix> &i
   return load(x, j);
 }
 
-void FunctionLowering::concatenate(const ir::Op &o) {
+void ReferenceLowering::concatenate(const ir::Op &o) {
   ValueId r = o.results[0];
   define(r, o);
   int64_t offset = 0;
@@ -608,7 +382,7 @@ void FunctionLowering::concatenate(const ir::Op &o) {
   }
 }
 
-void FunctionLowering::accumulate(ir::Combiner c, DType acc, Slot accSlot, ExprPtr x) {
+void ReferenceLowering::accumulate(ir::Combiner c, DType acc, Slot accSlot, ExprPtr x) {
   switch (c) {
   case ir::Combiner::Sum: assign(accSlot, binaryElement(BinaryOp::Add, acc, var(accSlot), std::move(x))); return;
   case ir::Combiner::Prod: assign(accSlot, binaryElement(BinaryOp::Mul, acc, var(accSlot), std::move(x))); return;
@@ -621,7 +395,7 @@ void FunctionLowering::accumulate(ir::Combiner c, DType acc, Slot accSlot, ExprP
   }
 }
 
-void FunctionLowering::reduce(const ir::Op &o) {
+void ReferenceLowering::reduce(const ir::Op &o) {
   ValueId x = o.operands[0], r = o.results[0];
   const TensorType &in = type(x);
   DType acc = *o.acc;
@@ -682,23 +456,16 @@ void FunctionLowering::reduce(const ir::Op &o) {
   block_ = saved;
 }
 
-void FunctionLowering::dotGeneral(const ir::Op &o) {
+void ReferenceLowering::dotGeneral(const ir::Op &o) {
   define(o.results[0], o);
-  ContractionOrder order = ContractionOrder::Logical;
-  if (auto it = s_.contractions.find(o.results[0]); it != s_.contractions.end())
-    order = it->second;
-  switch (order) {
-  case ContractionOrder::Logical: logicalContraction(o); return;
-  case ContractionOrder::Tiled:
-    if (tiledContraction(o))
-      return;
-    break; // the schedule asked for tiles of a shape that has none: loop order instead
-  case ContractionOrder::RhsFreeInner: break;
-  }
-  rhsFreeInnerContraction(o);
+  logicalContraction(o);
 }
 
-void FunctionLowering::logicalContraction(const ir::Op &o) {
+ExprPtr ReferenceLowering::product(DType acc, ExprPtr a, DType ta, ExprPtr b, DType tb) {
+  return binaryElement(BinaryOp::Mul, acc, convert(std::move(a), ta, acc), convert(std::move(b), tb, acc));
+}
+
+void ReferenceLowering::logicalContraction(const ir::Op &o) {
   ValueId a = o.operands[0], b = o.operands[1], r = o.results[0];
   const TensorType &ta = type(a), &tb = type(b), &tr = type(r);
   DType acc = *o.acc;
@@ -728,16 +495,14 @@ void FunctionLowering::logicalContraction(const ir::Op &o) {
     ja[static_cast<size_t>(o.lhsContract[q])] = at(k[q]);
     jb[static_cast<size_t>(o.rhsContract[q])] = at(k[q]);
   }
-  // The product, rounded to the accumulator, then added: no fused multiply-add.
-  ExprPtr product = binaryElement(BinaryOp::Mul, acc, convert(load(a, ja), ta.dtype, acc),
-                                  convert(load(b, jb), tb.dtype, acc));
-  assign(accSlot, binaryElement(BinaryOp::Add, acc, var(accSlot), std::move(product)));
+  ExprPtr x = load(a, ja), y = load(b, jb);
+  assign(accSlot, binaryElement(BinaryOp::Add, acc, var(accSlot), product(acc, std::move(x), ta.dtype, std::move(y), tb.dtype)));
   block_ = elementBody;
   store(r, address(tr, ixs(result)), convert(var(accSlot), acc, tr.dtype));
   block_ = saved;
 }
 
-std::vector<int64_t> FunctionLowering::freeDims(const TensorType &t, const std::vector<int64_t> &batch,
+std::vector<int64_t> ReferenceLowering::freeDims(const TensorType &t, const std::vector<int64_t> &batch,
                                                 const std::vector<int64_t> &contract) {
   std::vector<int64_t> dims;
   for (size_t d = 0; d < t.rank(); ++d)
@@ -747,7 +512,7 @@ std::vector<int64_t> FunctionLowering::freeDims(const TensorType &t, const std::
   return dims;
 }
 
-Slot FunctionLowering::allocateScratch(int64_t bytes, const ir::Op &o) {
+Slot ReferenceLowering::allocateScratch(int64_t bytes, const ir::Op &o) {
   Slot slot = newSlot(Type::Ptr);
   assign(slot, makeAlloc(bytes, location(o.loc)));
   return slot;
@@ -804,13 +569,11 @@ Function entryFunction(const ir::Function &f, Module &out) {
 
 } // namespace detail
 
-void lowerTensorModule(const ir::Module &m, const Schedule &schedule, Module &out) {
-  const FunctionSchedule reference;
+void lowerReference(const ir::Module &m, Module &out) {
   for (const ir::Function &f : m.functions) {
-    auto it = schedule.find(f.name);
-    out.functions.push_back(detail::FunctionLowering(f, it == schedule.end() ? reference : it->second, out).run());
+    out.functions.push_back(detail::ReferenceLowering(f, out).run());
     out.functions.push_back(detail::entryFunction(f, out));
   }
 }
 
-} // namespace keel::loop
+} // namespace keel::cpu

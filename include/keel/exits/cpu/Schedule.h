@@ -1,6 +1,6 @@
-//===- keel/loop/Schedule.h - How the CPU exit computes, not what -*- C++ -*-===//
+//===- keel/exits/cpu/Schedule.h - How the CPU exit computes -*- C++ -*-===//
 //
-// The reference lowering (LowerTensor.h) defines what every operation
+// The reference lowering (Lower.h) defines what every operation
 // computes: each operation a plain loop nest over its result in logical
 // order, each value in a buffer of its own, every buffer freed when the
 // function returns. A schedule says how the CPU exit computes the same
@@ -20,19 +20,21 @@
 //   intoResult      a value returned once is written straight into the
 //                   caller's result buffer;
 //   contractions    a contraction's loop order: the rhs-free dimensions
-//                   innermost (the inner loop vectorizes), or 4x16 register
-//                   tiles over a contiguous copy of the rhs panel; every
+//                   innermost (the inner loop vectorizes), or register
+//                   tiles (4x16) over a contiguous copy of the rhs panel,
+//                   chosen only where the tiles divide the result; every
 //                   element still adds its products from index 0 upward;
 //   freeEarly       each buffer is freed after its last use, so that the
 //                   runtime can hand its memory to the next allocation.
 //
-// Every decision is made in Schedule.cpp, one function each; the lowering
-// only realizes them. An empty schedule is the reference (`keel run --exit
-// reference`). The fusion pass will take over computedInUser.
+// Every decision is made in Schedule.cpp, one function each, and stored
+// here; the scheduled lowering (Lower.h) only realizes them, and treats a
+// decision it cannot realize as Keel's bug. The reference lowering reads no
+// schedule. The fusion pass will take over computedInUser.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KEEL_LOOP_SCHEDULE_H
-#define KEEL_LOOP_SCHEDULE_H
+#ifndef KEEL_EXITS_CPU_SCHEDULE_H
+#define KEEL_EXITS_CPU_SCHEDULE_H
 
 #include "keel/ir/IR.h"
 
@@ -41,13 +43,21 @@
 #include <set>
 #include <string>
 
-namespace keel::loop {
+namespace keel::cpu {
 
 /// The loop order of one contraction.
 enum class ContractionOrder : uint8_t {
   Logical,      ///< over the result in order, the contracting loop innermost
   RhsFreeInner, ///< batch, lhs-free, contracting, then rhs-free innermost
-  Tiled,        ///< 4x16 tiles of results over 16-column rhs panels
+  Tiled,        ///< tiles of results over rhs panels of the tile's width
+};
+
+/// How one contraction is computed. Tiled: a matrix product (batch dims,
+/// one lhs-free dim M, one contracting dim K, one rhs-free dim N) whose M
+/// the tile's rows divide and whose N its columns divide.
+struct ContractionPlan {
+  ContractionOrder order = ContractionOrder::Logical;
+  int64_t tileRows = 0, tileColumns = 0; ///< Tiled only
 };
 
 struct FunctionSchedule {
@@ -56,11 +66,11 @@ struct FunctionSchedule {
   std::set<ir::ValueId> readThrough;
   std::map<ir::ValueId, uint64_t> splats;      ///< value -> its one encoding
   std::map<ir::ValueId, size_t> intoResult;    ///< value -> result index
-  std::map<ir::ValueId, ContractionOrder> contractions; ///< by result; absent: Logical
+  std::map<ir::ValueId, ContractionPlan> contractions; ///< by result; absent: Logical
   bool freeEarly = false;
 };
 
-/// Per function name; a function that is absent has the reference schedule.
+/// Per function name; a function that is absent is lowered as the reference.
 using Schedule = std::map<std::string, FunctionSchedule>;
 
 /// The CPU exit's schedule of a verified module.
@@ -69,6 +79,6 @@ Schedule cpuSchedule(const ir::Module &m);
 /// The decisions in text, one line each, for --print-after=schedule.
 std::string printSchedule(const ir::Module &m, const Schedule &s);
 
-} // namespace keel::loop
+} // namespace keel::cpu
 
-#endif // KEEL_LOOP_SCHEDULE_H
+#endif // KEEL_EXITS_CPU_SCHEDULE_H

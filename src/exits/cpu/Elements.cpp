@@ -1,0 +1,170 @@
+//===- Elements.cpp - Keel's element semantics as loop IR expressions -----===//
+//
+// One function per kind of element (unary, binary, conversion), each a
+// short composition of loop IR operations whose meaning the code generator
+// fixes (docs/semantics.md).
+//
+//===----------------------------------------------------------------------===//
+#include "keel/exits/cpu/Elements.h"
+
+namespace keel::cpu {
+
+using namespace loop;
+using ir::DType;
+
+Type storageType(DType t) {
+  if (t == DType::Bool)
+    return Type::U8;
+  return typeOf(t == DType::I4 ? DType::I8 : t);
+}
+
+Type computeType(DType t) { return t == DType::Bool ? Type::Bool : storageType(t); }
+
+int64_t storageBytes(DType t) { return typeBits(storageType(t)) / 8; }
+
+uint64_t storedValue(DType t, uint64_t encoding) {
+  return t == DType::I4 ? static_cast<uint64_t>(static_cast<int64_t>(encoding ^ 8) - 8) : encoding;
+}
+
+std::vector<uint8_t> storedBytes(DType t, const std::vector<uint64_t> &encodings) {
+  size_t width = static_cast<size_t>(typeBits(storageType(t)) / 8);
+  std::vector<uint8_t> bytes;
+  bytes.reserve(encodings.size() * width);
+  for (uint64_t e : encodings) {
+    uint64_t v = storedValue(t, e);
+    for (size_t b = 0; b < width; ++b)
+      bytes.push_back(static_cast<uint8_t>(v >> (8 * b)));
+  }
+  return bytes;
+}
+
+ExprPtr encodingConst(DType t, uint64_t bits) {
+  return makeConst(computeType(t), storedValue(t, bits) & (t == DType::I4 ? 0xFF : ~uint64_t{0}));
+}
+
+ExprPtr identity(ir::Combiner c, DType acc) { return encodingConst(acc, ir::identityEncoding(c, acc)); }
+
+namespace {
+
+ExprPtr i64(int64_t v) { return makeConst(Type::I64, static_cast<uint64_t>(v)); }
+
+/// i4 arithmetic wraps at 4 bits: ((v + 8) & 15) - 8, in i8.
+ExprPtr wrap4(ExprPtr v) {
+  ExprPtr masked = makeBinary(BinaryOp::And, makeBinary(BinaryOp::Add, std::move(v), makeConst(Type::I8, 8)),
+                              makeConst(Type::I8, 15));
+  return makeBinary(BinaryOp::Sub, std::move(masked), makeConst(Type::I8, 8));
+}
+
+bool isLowPrecision(DType t) { return ir::isFloatType(t) && t != DType::F32 && t != DType::F64; }
+
+/// `op` on f32 for a low-precision dtype: widen exactly, compute, round once.
+template <typename F> ExprPtr viaF32(DType t, F op, std::vector<ExprPtr> args) {
+  for (ExprPtr &a : args)
+    a = makeCast(std::move(a), Type::F32);
+  return makeCast(op(std::move(args)), computeType(t));
+}
+
+} // namespace
+
+ExprPtr convert(ExprPtr v, DType from, DType to) {
+  if (from == to)
+    return v;
+  if (to == DType::Bool)
+    return makeCompare(CompareOp::Ne, std::move(v), makeConst(computeType(from), 0));
+  if (to == DType::I4) {
+    if (!ir::isFloatType(from))
+      return wrap4(makeCast(std::move(v), Type::I8));
+    ExprPtr wide = makeCast(std::move(v), Type::I64);
+    wide = makeBinary(BinaryOp::Max, makeBinary(BinaryOp::Min, std::move(wide), i64(7)), i64(-8));
+    return makeCast(std::move(wide), Type::I8);
+  }
+  return makeCast(std::move(v), computeType(to));
+}
+
+ExprPtr unaryElement(ir::UnaryCode code, DType t, ExprPtr x) {
+  auto unary = [](UnaryOp op) {
+    return [op](std::vector<ExprPtr> a) { return makeUnary(op, std::move(a[0])); };
+  };
+  auto apply = [&](UnaryOp op) {
+    std::vector<ExprPtr> args;
+    args.push_back(std::move(x));
+    if (isLowPrecision(t) && isMathOp(op))
+      return viaF32(t, unary(op), std::move(args));
+    return unary(op)(std::move(args));
+  };
+  switch (code) {
+  case ir::UnaryCode::Neg: return t == DType::I4 ? wrap4(apply(UnaryOp::Neg)) : apply(UnaryOp::Neg);
+  case ir::UnaryCode::Abs: return t == DType::I4 ? wrap4(apply(UnaryOp::Abs)) : apply(UnaryOp::Abs);
+  case ir::UnaryCode::Exp: return apply(UnaryOp::Exp);
+  case ir::UnaryCode::Log: return apply(UnaryOp::Log);
+  case ir::UnaryCode::Tanh: return apply(UnaryOp::Tanh);
+  case ir::UnaryCode::Sigmoid: return apply(UnaryOp::Sigmoid);
+  case ir::UnaryCode::Gelu: return apply(UnaryOp::Gelu);
+  case ir::UnaryCode::Silu: return apply(UnaryOp::Silu);
+  case ir::UnaryCode::Sqrt: return apply(UnaryOp::Sqrt);
+  case ir::UnaryCode::Rsqrt: return apply(UnaryOp::Rsqrt);
+  case ir::UnaryCode::Relu: { // maximum(x, +0): NaN stays NaN, -0 becomes +0
+    auto relu = [](std::vector<ExprPtr> a) {
+      Type ty = a[0]->type;
+      return makeBinary(BinaryOp::Max, std::move(a[0]), makeConst(ty, 0));
+    };
+    std::vector<ExprPtr> args;
+    args.push_back(std::move(x));
+    return isLowPrecision(t) ? viaF32(t, relu, std::move(args)) : relu(std::move(args));
+  }
+  case ir::UnaryCode::Not: return makeUnary(t == DType::Bool ? UnaryOp::Not : UnaryOp::BitNot, std::move(x));
+  }
+  return x;
+}
+
+BinaryOp binaryOp(ir::BinaryCode c) {
+  switch (c) {
+  case ir::BinaryCode::Add: return BinaryOp::Add;
+  case ir::BinaryCode::Sub: return BinaryOp::Sub;
+  case ir::BinaryCode::Mul: return BinaryOp::Mul;
+  case ir::BinaryCode::Div: return BinaryOp::Div;
+  case ir::BinaryCode::Rem: return BinaryOp::Rem;
+  case ir::BinaryCode::Pow: return BinaryOp::Pow;
+  case ir::BinaryCode::Min: return BinaryOp::Min;
+  case ir::BinaryCode::Max: return BinaryOp::Max;
+  case ir::BinaryCode::And: return BinaryOp::And;
+  case ir::BinaryCode::Or: return BinaryOp::Or;
+  case ir::BinaryCode::Xor: return BinaryOp::Xor;
+  }
+  return BinaryOp::Add;
+}
+
+CompareOp compareOp(ir::CompareDir d) {
+  switch (d) {
+  case ir::CompareDir::Eq: return CompareOp::Eq;
+  case ir::CompareDir::Ne: return CompareOp::Ne;
+  case ir::CompareDir::Lt: return CompareOp::Lt;
+  case ir::CompareDir::Le: return CompareOp::Le;
+  case ir::CompareDir::Gt: return CompareOp::Gt;
+  case ir::CompareDir::Ge: return CompareOp::Ge;
+  }
+  return CompareOp::Eq;
+}
+
+/// f16, bf16 and tf32 + - * / are the numerics library's correctly rounded
+/// operations; every other low-precision operation widens to f32 exactly,
+/// computes there and rounds once (for + - * / on fp8 that is correctly
+/// rounded too: 24 >= 2 * 4 + 2).
+ExprPtr binaryElement(BinaryOp op, DType t, ExprPtr a, ExprPtr b) {
+  auto apply = [op](std::vector<ExprPtr> x) { return makeBinary(op, std::move(x[0]), std::move(x[1])); };
+  std::vector<ExprPtr> args;
+  args.push_back(std::move(a));
+  args.push_back(std::move(b));
+  bool helper = (t == DType::F16 || t == DType::BF16 || t == DType::TF32) &&
+                (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div);
+  if (isLowPrecision(t) && !helper)
+    return viaF32(t, apply, std::move(args));
+  ExprPtr r = apply(std::move(args));
+  bool wraps = op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div ||
+               op == BinaryOp::Rem;
+  if (t == DType::I4 && wraps)
+    return wrap4(std::move(r));
+  return r;
+}
+
+} // namespace keel::cpu

@@ -1,0 +1,365 @@
+//===- Scheduled.cpp - The CPU exit: the reference, realizing a schedule --===//
+//
+// ScheduledLowering is the reference lowering (Reference.h) with its hooks
+// overridden to realize one function's schedule (Schedule.h): values
+// computed in their user's loop or read through their operand, splats
+// never stored, results written straight into the caller's buffer,
+// buffers freed after their last use, and contractions in the loop order
+// the schedule chose. Each computes exactly the reference's bits: every
+// element is the reference's element expression, and every contraction
+// result starts at the identity and adds round(a * b) for its contracting
+// indices in order; only the order in which independent elements are
+// visited changes.
+//
+//===----------------------------------------------------------------------===//
+#include "Reference.h"
+
+#include "keel/exits/cpu/Lower.h"
+
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+namespace keel::cpu {
+
+using namespace loop;
+
+namespace detail {
+namespace {
+
+class ScheduledLowering final : public ReferenceLowering {
+public:
+  ScheduledLowering(const ir::Function &f, const FunctionSchedule &schedule, Module &out)
+      : ReferenceLowering(f, out), s_(schedule) {}
+
+private:
+  ExprPtr load(ValueId v, const std::vector<Ix> &index) override;
+  Slot bufferOf(ValueId v, const ir::Op &user) override;
+  void define(ValueId v, const ir::Op &o) override;
+  void lowerOps(const std::vector<ir::Op> &ops, std::vector<ValueId> *regionResults) override;
+  void lowered(const std::vector<ir::Op> &ops, size_t position, bool inRegion) override;
+  void lowerOp(const ir::Op &o) override;
+  void bindRegionParam(ValueId operand, ValueId param) override;
+  bool inCallerResult(ValueId v) const override;
+  void dotGeneral(const ir::Op &o) override;
+
+  /// RhsFreeInner: the loops run batch, lhs free, contracting, then rhs
+  /// free dimensions innermost, accumulating in memory (the result itself
+  /// when it has the accumulator's dtype): every element still starts at
+  /// the identity and adds round(a * b) for its contracting indices in
+  /// order, and the innermost loop runs over independent elements, which
+  /// LLVM can vectorize without reassociating anything.
+  void rhsFreeInnerContraction(const ir::Op &o);
+
+  /// Tiled: a matrix product by tiles of the plan's size, as BLAS does: for
+  /// each tile-wide panel of the rhs, copied (converted to the
+  /// accumulator, exactly) into contiguous memory, every tile of results
+  /// accumulates in a small buffer of its own across the whole contracting
+  /// loop; its innermost loop over the tile's columns vectorizes and the
+  /// tile stays in registers. Every result still starts at the identity
+  /// and adds round(a * b) for k = 0, 1, ... in order.
+  void tiledContraction(const ir::Op &o, const ContractionPlan &plan);
+
+  const FunctionSchedule &s_;
+  std::map<ValueId, const ir::Op *> indexMaps_;    ///< values read through their operand
+  std::map<ValueId, const ir::Op *> pointwiseOps_; ///< values computed in their user's loop
+  /// sharedInUser values computed in a loop body, by value, block and index.
+  std::map<std::tuple<ValueId, std::vector<StmtPtr> *, std::vector<std::tuple<int64_t, int64_t, int64_t>>>, Slot>
+      shared_;
+  /// Per list of operations being lowered (a region nests one): the values
+  /// whose last use is each position.
+  std::vector<std::vector<std::vector<ValueId>>> dying_;
+};
+
+ExprPtr ScheduledLowering::load(ValueId v, const std::vector<Ix> &index) {
+  if (auto it = s_.splats.find(v); it != s_.splats.end())
+    return encodingConst(type(v).dtype, it->second);
+  if (auto it = indexMaps_.find(v); it != indexMaps_.end())
+    return it->second->kind == OpKind::Reshape ? reshapedLoad(*it->second, index)
+                                               : load(it->second->operands[0], mappedIndex(*it->second, index));
+  if (auto it = pointwiseOps_.find(v); it != pointwiseOps_.end()) {
+    if (!s_.sharedInUser.count(v))
+      return pointwise(*it->second, index);
+    // Computed once per element of its user, into a scalar of this loop.
+    std::vector<std::tuple<int64_t, int64_t, int64_t>> at;
+    for (const Ix &x : index)
+      at.emplace_back(x.slot, x.offset, x.scale);
+    auto key = std::make_tuple(v, block_, at);
+    auto found = shared_.find(key);
+    if (found == shared_.end()) {
+      Slot temp = newSlot(computeType(type(v).dtype));
+      assign(temp, pointwise(*it->second, index));
+      found = shared_.emplace(key, temp).first;
+    }
+    return var(found->second);
+  }
+  return ReferenceLowering::load(v, index);
+}
+
+/// A value the schedule never stores (a splat, a broadcast read through) is
+/// written out the first time a buffer is needed (a call's argument, the
+/// rhs of a tiled contraction).
+Slot ScheduledLowering::bufferOf(ValueId v, const ir::Op &user) {
+  if (auto it = buffer_.find(v); it != buffer_.end())
+    return it->second;
+  define(v, user); // loads of v still read its splat or its broadcast operand
+  std::vector<StmtPtr> *saved = block_;
+  std::vector<Ix> index = ixs(openNest(type(v).shape));
+  store(v, address(type(v), index), load(v, index));
+  block_ = saved;
+  return buffer_.at(v);
+}
+
+void ScheduledLowering::define(ValueId v, const ir::Op &o) {
+  if (auto it = s_.intoResult.find(v); it != s_.intoResult.end()) {
+    buffer_[v] = resultSlots_[it->second];
+    return;
+  }
+  ReferenceLowering::define(v, o);
+}
+
+void ScheduledLowering::lowerOps(const std::vector<ir::Op> &ops, std::vector<ValueId> *regionResults) {
+  std::vector<std::vector<ValueId>> dying(ops.size());
+  if (s_.freeEarly) {
+    // Values read through their operands (a broadcast, a value computed in
+    // its user's loop): a use of one is a use of those, which must live
+    // until then.
+    std::map<ValueId, std::vector<ValueId>> readsThrough;
+    for (const ir::Op &o : ops)
+      if (o.results.size() == 1 && !s_.splats.count(o.results[0]) &&
+          (s_.readThrough.count(o.results[0]) || s_.computedInUser.count(o.results[0])))
+        readsThrough[o.results[0]] = o.operands;
+    std::map<ValueId, size_t> last;
+    auto use = [&](ValueId used, size_t p) { // v and everything it reads through live until p
+      std::vector<ValueId> work{used};
+      while (!work.empty()) {
+        ValueId v = work.back();
+        work.pop_back();
+        auto [at, fresh] = last.try_emplace(v, p);
+        if (!fresh && at->second == p)
+          continue; // already walked at this position
+        at->second = p;
+        if (auto it = readsThrough.find(v); it != readsThrough.end())
+          work.insert(work.end(), it->second.begin(), it->second.end());
+      }
+    };
+    for (size_t p = 0; p < ops.size(); ++p) {
+      for (ValueId r : ops[p].results)
+        last[r] = p;
+      for (ValueId v : ops[p].operands)
+        use(v, p);
+    }
+    for (const auto &[v, at] : last)
+      dying[at].push_back(v);
+  }
+  dying_.push_back(std::move(dying));
+  ReferenceLowering::lowerOps(ops, regionResults);
+  dying_.pop_back();
+}
+
+void ScheduledLowering::lowered(const std::vector<ir::Op> &ops, size_t position, bool inRegion) {
+  for (ValueId v : dying_.back()[position])
+    if (!(inRegion && isReturned(ops, v)))
+      free(v);
+}
+
+void ScheduledLowering::lowerOp(const ir::Op &o) {
+  if (o.results.size() == 1 && s_.splats.count(o.results[0]))
+    return; // never stored: loads become the constant (see load)
+  switch (o.kind) {
+  case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
+  case OpKind::Copy: case OpKind::Relayout:
+    if (s_.computedInUser.count(o.results[0])) { // computed where its one user reads it (see load)
+      pointwiseOps_[o.results[0]] = &o;
+      return;
+    }
+    break;
+  case OpKind::BroadcastInDim: case OpKind::Transpose: case OpKind::Slice: case OpKind::Reshape:
+    if (s_.readThrough.count(o.results[0])) { // never stored: loads index the operand (see load)
+      indexMaps_[o.results[0]] = &o;
+      return;
+    }
+    break;
+  case OpKind::Constant: case OpKind::Iota: case OpKind::Concatenate: case OpKind::Reduce: case OpKind::DotGeneral:
+  case OpKind::Call: case OpKind::Fusion: case OpKind::Return:
+    break;
+  }
+  ReferenceLowering::lowerOp(o);
+}
+
+void ScheduledLowering::bindRegionParam(ValueId operand, ValueId param) {
+  if (s_.splats.count(param))
+    return; // loads become the constant
+  if (auto b = indexMaps_.find(operand); b != indexMaps_.end())
+    indexMaps_[param] = b->second;
+  else
+    ReferenceLowering::bindRegionParam(operand, param);
+}
+
+bool ScheduledLowering::inCallerResult(ValueId v) const { return s_.intoResult.count(v) && buffer_.count(v); }
+
+void ScheduledLowering::dotGeneral(const ir::Op &o) {
+  define(o.results[0], o);
+  ContractionPlan plan;
+  if (auto it = s_.contractions.find(o.results[0]); it != s_.contractions.end())
+    plan = it->second;
+  switch (plan.order) {
+  case ContractionOrder::Logical: logicalContraction(o); return;
+  case ContractionOrder::RhsFreeInner: rhsFreeInnerContraction(o); return;
+  case ContractionOrder::Tiled: tiledContraction(o, plan); return;
+  }
+}
+
+void ScheduledLowering::rhsFreeInnerContraction(const ir::Op &o) {
+  ValueId a = o.operands[0], b = o.operands[1], r = o.results[0];
+  const TensorType &ta = type(a), &tb = type(b), &tr = type(r);
+  DType acc = *o.acc;
+  TensorType accType = tr; // the result's shape and layout, the accumulator's dtype
+  accType.dtype = acc;
+  Slot accBuffer = buffer_.at(r);
+  bool separate = acc != tr.dtype;
+  if (separate)
+    accBuffer = allocateScratch(*accType.elementCount() * storageBytes(acc), o);
+  std::vector<StmtPtr> *saved = block_;
+  std::vector<Ix> all = ixs(openNest(tr.shape));
+  storeTo(accBuffer, acc, address(accType, all), identity(ir::Combiner::Sum, acc));
+  block_ = saved;
+
+  std::vector<int64_t> lhsFree = freeDims(ta, o.lhsBatch, o.lhsContract);
+  std::vector<int64_t> rhsFree = freeDims(tb, o.rhsBatch, o.rhsContract);
+  std::vector<int64_t> shape;
+  for (int64_t d : o.lhsBatch) shape.push_back(ta.shape[static_cast<size_t>(d)]);
+  for (int64_t d : lhsFree) shape.push_back(ta.shape[static_cast<size_t>(d)]);
+  for (int64_t d : o.lhsContract) shape.push_back(ta.shape[static_cast<size_t>(d)]);
+  for (int64_t d : rhsFree) shape.push_back(tb.shape[static_cast<size_t>(d)]);
+  std::vector<Slot> loops = openNest(shape);
+  size_t nb = o.lhsBatch.size(), nl = lhsFree.size(), nc = o.lhsContract.size();
+  std::vector<Ix> ja(ta.rank()), jb(tb.rank()), jr;
+  auto at = [&](size_t k) { return Ix{static_cast<int64_t>(loops[k]), 0}; };
+  for (size_t k = 0; k < nb; ++k) {
+    ja[static_cast<size_t>(o.lhsBatch[k])] = at(k);
+    jb[static_cast<size_t>(o.rhsBatch[k])] = at(k);
+    jr.push_back(at(k));
+  }
+  for (size_t k = 0; k < nl; ++k) {
+    ja[static_cast<size_t>(lhsFree[k])] = at(nb + k);
+    jr.push_back(at(nb + k));
+  }
+  for (size_t k = 0; k < nc; ++k) {
+    ja[static_cast<size_t>(o.lhsContract[k])] = at(nb + nl + k);
+    jb[static_cast<size_t>(o.rhsContract[k])] = at(nb + nl + k);
+  }
+  for (size_t k = 0; k < rhsFree.size(); ++k) {
+    jb[static_cast<size_t>(rhsFree[k])] = at(nb + nl + nc + k);
+    jr.push_back(at(nb + nl + nc + k));
+  }
+  ExprPtr x = load(a, ja), y = load(b, jb);
+  ExprPtr term = product(acc, std::move(x), ta.dtype, std::move(y), tb.dtype);
+  ExprPtr sum = binaryElement(BinaryOp::Add, acc, loadFrom(accBuffer, acc, address(accType, jr)), std::move(term));
+  storeTo(accBuffer, acc, address(accType, jr), std::move(sum));
+  block_ = saved;
+
+  if (separate) {
+    std::vector<Ix> i = ixs(openNest(tr.shape));
+    store(r, address(tr, i), convert(loadFrom(accBuffer, acc, address(accType, i)), acc, tr.dtype));
+    block_ = saved;
+    release(accBuffer);
+  }
+}
+
+void ScheduledLowering::tiledContraction(const ir::Op &o, const ContractionPlan &plan) {
+  ValueId a = o.operands[0], b = o.operands[1], r = o.results[0];
+  const TensorType &ta = type(a), &tb = type(b), &tr = type(r);
+  std::vector<int64_t> lhsFree = freeDims(ta, o.lhsBatch, o.lhsContract);
+  std::vector<int64_t> rhsFree = freeDims(tb, o.rhsBatch, o.rhsContract);
+  const int64_t rows = plan.tileRows, columns = plan.tileColumns;
+  if (o.lhsContract.size() != 1 || lhsFree.size() != 1 || rhsFree.size() != 1 || rows <= 0 || columns <= 0 ||
+      ta.shape[static_cast<size_t>(lhsFree[0])] % rows != 0 || tb.shape[static_cast<size_t>(rhsFree[0])] % columns != 0)
+    throw std::logic_error("the schedule tiles a contraction its tiles do not fit (" + std::to_string(rows) + "x" +
+                           std::to_string(columns) + ")");
+  size_t mDim = static_cast<size_t>(lhsFree[0]), nDim = static_cast<size_t>(rhsFree[0]);
+  size_t kA = static_cast<size_t>(o.lhsContract[0]), kB = static_cast<size_t>(o.rhsContract[0]);
+  int64_t m = ta.shape[mDim], n = tb.shape[nDim], k = ta.shape[kA];
+  DType acc = *o.acc;
+  TensorType tileType = TensorType::make(acc, {rows, columns});
+  TensorType panelType = TensorType::make(acc, {k, columns});
+  Slot rhs = bufferOf(b, o);
+  Slot tile = allocateScratch(rows * columns * storageBytes(acc), o);
+  Slot panel = allocateScratch(k * columns * storageBytes(acc), o);
+  size_t nb = o.lhsBatch.size();
+  std::vector<int64_t> panels;
+  for (int64_t d : o.lhsBatch)
+    panels.push_back(ta.shape[static_cast<size_t>(d)]);
+  panels.push_back(n / columns);
+  std::vector<StmtPtr> *saved = block_;
+  std::vector<Slot> outer = openNest(panels);
+  std::vector<StmtPtr> *panelBody = block_;
+  auto batchIndex = [&](std::vector<Ix> &j, const std::vector<int64_t> &batch) {
+    for (size_t q = 0; q < nb; ++q)
+      j[static_cast<size_t>(batch[q])] = {static_cast<int64_t>(outer[q]), 0, 1};
+  };
+  Ix panelColumn{static_cast<int64_t>(outer[nb]), 0, columns};
+
+  // The panel: rhs[batch, kk, columns * p + c] for every kk and c.
+  std::vector<Ix> pc = ixs(openNest({k, columns}));
+  {
+    std::vector<Ix> jb(tb.rank());
+    batchIndex(jb, o.rhsBatch);
+    jb[kB] = pc[0];
+    jb[nDim] = panelColumn;
+    ExprPtr at = makeBinary(BinaryOp::Add, address(tb, jb),
+                            makeBinary(BinaryOp::Mul, var(static_cast<Slot>(pc[1].slot)), i64(strides(tb)[nDim])));
+    storeTo(panel, acc, address(panelType, pc), convert(loadFrom(rhs, tb.dtype, std::move(at)), tb.dtype, acc));
+  }
+  block_ = panelBody;
+  Slot rowTile = openNest({m / rows})[0];
+  std::vector<StmtPtr> *tileBody = block_;
+  std::vector<Ix> all = ixs(openNest({rows, columns}));
+  storeTo(tile, acc, address(tileType, all), identity(ir::Combiner::Sum, acc));
+  block_ = tileBody;
+  Slot kk = openNest({k})[0];
+  Slot column = openNest({columns})[0];
+  for (int64_t row = 0; row < rows; ++row) {
+    std::vector<Ix> ja(ta.rank());
+    batchIndex(ja, o.lhsBatch);
+    ja[mDim] = {static_cast<int64_t>(rowTile), row, rows};
+    ja[kA] = {static_cast<int64_t>(kk), 0, 1};
+    std::vector<Ix> tileIndex = {Ix{-1, row, 1}, Ix{static_cast<int64_t>(column), 0, 1}};
+    std::vector<Ix> panelIndex = {Ix{static_cast<int64_t>(kk), 0, 1}, Ix{static_cast<int64_t>(column), 0, 1}};
+    // The product (its rhs already in the accumulator), rounded, then added.
+    ExprPtr x = load(a, ja);
+    ExprPtr term = product(acc, std::move(x), ta.dtype, loadFrom(panel, acc, address(panelType, panelIndex)), acc);
+    ExprPtr sum = binaryElement(BinaryOp::Add, acc, loadFrom(tile, acc, address(tileType, tileIndex)), std::move(term));
+    storeTo(tile, acc, address(tileType, tileIndex), std::move(sum));
+  }
+  // The tile into the result: result[batch, rows * t + row, columns * p + c].
+  block_ = tileBody;
+  std::vector<Ix> rc = ixs(openNest({rows, columns}));
+  std::vector<Ix> jr;
+  for (size_t q = 0; q < nb; ++q)
+    jr.push_back({static_cast<int64_t>(outer[q]), 0, 1});
+  jr.push_back({static_cast<int64_t>(rowTile), 0, rows});
+  jr.push_back(panelColumn);
+  std::vector<int64_t> rs = strides(tr);
+  ExprPtr at = makeBinary(BinaryOp::Add, address(tr, jr),
+                          makeBinary(BinaryOp::Add, makeBinary(BinaryOp::Mul, var(static_cast<Slot>(rc[0].slot)), i64(rs[nb])),
+                                     makeBinary(BinaryOp::Mul, var(static_cast<Slot>(rc[1].slot)), i64(rs[nb + 1]))));
+  store(r, std::move(at), convert(loadFrom(tile, acc, address(tileType, rc)), acc, tr.dtype));
+  block_ = saved;
+  release(tile);
+  release(panel);
+}
+
+} // namespace
+} // namespace detail
+
+void lowerScheduled(const ir::Module &m, const Schedule &schedule, Module &out) {
+  for (const ir::Function &f : m.functions) {
+    auto it = schedule.find(f.name);
+    out.functions.push_back(it == schedule.end() ? detail::ReferenceLowering(f, out).run()
+                                                 : detail::ScheduledLowering(f, it->second, out).run());
+    out.functions.push_back(detail::entryFunction(f, out));
+  }
+}
+
+} // namespace keel::cpu
