@@ -515,23 +515,23 @@ private:
       return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v);
     case loop::UnaryOp::Not: return b_.CreateXor(v, llvm::ConstantInt::get(carrier(t), 1));
     case loop::UnaryOp::BitNot: return b_.CreateNot(v);
-    case loop::UnaryOp::Sqrt: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, v); // IEEE, exact rounding
-    case loop::UnaryOp::Exp: return math("exp", v, t);
-    case loop::UnaryOp::Log: return math("log", v, t);
-    case loop::UnaryOp::Tanh: return math("tanh", v, t);
-    case loop::UnaryOp::Sigmoid: return math("sigmoid", v, t);
-    case loop::UnaryOp::Silu: return math("silu", v, t);
-    case loop::UnaryOp::Gelu: return math("gelu", v, t);
-    case loop::UnaryOp::Rsqrt: return math("rsqrt", v, t);
+#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary)                                           \
+  case loop::UnaryOp::Enum:                                                                                 \
+    return math(#name, v, t);
+#include "keel/support/MathFunctions.def"
+#undef KEEL_MATH_FUNCTION
     }
     return v;
   }
 
-  /// keel/numerics/Math.h's function NAME on f32 or f64. On f32, exp,
-  /// tanh, sigmoid and rsqrt are emitted inline (F32Kernels below), so
-  /// loops over them vectorize; the rest call the library.
+  /// keel/numerics/Math.h's function NAME on f32 or f64. sqrt is the IEEE
+  /// square root (exact rounding) and rsqrt 1 / sqrt in f64; on f32, exp,
+  /// tanh and sigmoid are emitted inline (F32Kernels below), so loops over
+  /// them vectorize; the rest call the library.
   llvm::Value *math(const char *name, llvm::Value *v, Type t) {
     std::string n = name;
+    if (n == "sqrt")
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, v);
     if (n == "rsqrt") { // 1 / sqrt, in f64 for f32 (keel_rsqrt_f32)
       llvm::Value *d = t == Type::F32 ? b_.CreateFPExt(v, b_.getDoubleTy()) : v;
       llvm::Value *r = b_.CreateFDiv(llvm::ConstantFP::get(b_.getDoubleTy(), 1.0),
@@ -776,12 +776,15 @@ llvm::orc::SymbolMap helperSymbols(llvm::orc::LLJIT &jit) {
   add("keel_rt_buffer_data", &keel_rt_buffer_data);
   add("keel_rt_print_elements", &keel_rt_print_elements);
   add("keel_rt_free", &keel_rt_free);
-#define KEEL_BIND_MATH(NAME)                                                   \
-  add("keel_" #NAME "_f32", &keel_##NAME##_f32);                               \
-  add("keel_" #NAME "_f64", &keel_##NAME##_f64);
-  KEEL_MATH_UNARY(KEEL_BIND_MATH)
-  KEEL_BIND_MATH(pow)
-#undef KEEL_BIND_MATH
+  // Every math function of the table (a row the numerics library lacks
+  // does not compile), and pow.
+#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary)                                           \
+  add("keel_" #name "_f32", &keel_##name##_f32);                                                            \
+  add("keel_" #name "_f64", &keel_##name##_f64);
+#include "keel/support/MathFunctions.def"
+#undef KEEL_MATH_FUNCTION
+  add("keel_pow_f32", &keel_pow_f32);
+  add("keel_pow_f64", &keel_pow_f64);
   return symbols;
 }
 

@@ -23,9 +23,7 @@
 #include "Output.h"
 
 #include "keel/pipeline/Pipeline.h"
-#include "keel/sema/Solver.h"
 #include "keel/support/Diagnostics.h"
-#include "keel/syntax/Parser.h"
 
 #include <algorithm>
 #include <chrono>
@@ -231,8 +229,8 @@ int runCheck(const std::vector<std::string_view> &args) {
     return 2;
   }
   SourceManager sources;
-  sema::ShapeSolver solver(smtTimeoutMs);
-  output.pipeline.solver = &solver;
+  pipeline::ProofCache proofs(smtTimeoutMs);
+  output.pipeline.proofs = &proofs;
   auto started = std::chrono::steady_clock::now();
   bool anyErrors = false, allVerified = true;
   for (const std::string &path : files) {
@@ -240,13 +238,18 @@ int runCheck(const std::vector<std::string_view> &args) {
     if (!file)
       return 2;
     DiagnosticEngine diags(sources);
-    pipeline::Checked source;
+    pipeline::Compiled checked;
     {
       pipeline::Compilation c(sources, diags, output.pipeline);
-      source = pipeline::frontEnd(c, *file);
+      if (std::shared_ptr<const pipeline::Loaded> loaded = pipeline::load(c, *file, pipeline::FileKind::Source, true)) {
+        pipeline::Request request;
+        request.product = pipeline::Product::Checked;
+        request.dumpAst = dumpAst;
+        checked = pipeline::compile(c, *loaded, std::move(request));
+      }
     }
     if (dumpAst)
-      std::fputs(syntax::dumpAst(sources, source.program).c_str(), stdout);
+      std::fputs(checked.text.c_str(), stdout);
     if (verifyMode) {
       allVerified &= verify(sources, *file, diags);
       continue;
@@ -255,7 +258,7 @@ int runCheck(const std::vector<std::string_view> &args) {
     anyErrors |= diags.errorCount() > 0;
   }
   if (output.pipeline.stats) { // --stats, parsed with the shared options
-    const sema::SolverStats &st = solver.stats();
+    const pipeline::ProofCache::Stats st = proofs.stats();
     double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     auto share = [&](size_t n) { return st.obligations ? 100.0 * static_cast<double>(n) / static_cast<double>(st.obligations) : 0.0; };
     std::fprintf(stderr,

@@ -12,7 +12,6 @@
 #include "Commands.h"
 #include "Output.h"
 
-#include "keel/ir/Text.h"
 #include "keel/pipeline/Pipeline.h"
 
 #include <cstdio>
@@ -25,8 +24,10 @@ int runIr(const std::vector<std::string_view> &args) {
       "usage: keel ir FILE --entry F [--bind NAME=SIZE,...]... [--locations] [--json] [--color WHEN]\n"
       "               [--fuse] [--explain-fusion] [--stats] [--dot FILE]\n"
       "               [--print-after=STEP] [--print-after-all] [--time-passes]\n";
-  ir::PrintOptions options;
-  instantiate::BuildRequest request;
+  pipeline::Request request;
+  request.product = pipeline::Product::TensorIr;
+  request.fuseByDefault = false;
+  request.argumentsRequired = false;
   OutputOptions output;
   std::string path, dotPath;
   auto usage = [&](const std::string &message) {
@@ -44,14 +45,14 @@ int runIr(const std::vector<std::string_view> &args) {
     if (common == OptionResult::Bad)
       return usage(optionError);
     if (common == OptionResult::Taken) continue;
-    if (a == "--locations") options.locations = true;
+    if (a == "--locations") request.locations = true;
     else if ((a == "--entry" || a == "--bind" || a == "--dot") && i + 1 == args.size())
       return usage(std::string(a) + " needs a value");
     else if (a == "--entry") request.entry = std::string(args[++i]);
     else if (a == "--dot") dotPath = std::string(args[++i]);
     else if (a == "--bind") {
       std::string error;
-      auto bindings = instantiate::parseBindings(args[++i], error);
+      auto bindings = pipeline::parseBindings(args[++i], error);
       if (!bindings)
         return usage("--bind " + error);
       for (const auto &[name, value] : *bindings)
@@ -68,27 +69,19 @@ int runIr(const std::vector<std::string_view> &args) {
   if (!file)
     return 2;
   DiagnosticEngine diags(sources);
-  std::optional<ir::Module> module;
+  request.dot = !dotPath.empty();
+  pipeline::Compiled compiled;
   {
     pipeline::Compilation c(sources, diags, output.pipeline);
-    pipeline::Checked source = pipeline::frontEnd(c, *file);
-    if (source.ok)
-      module = pipeline::instantiateEntry(c, source, request);
-    if (module && !pipeline::runPasses(c, *module, false))
-      module.reset();
+    if (std::shared_ptr<const pipeline::Loaded> loaded = pipeline::load(c, *file, pipeline::FileKind::Source))
+      compiled = pipeline::compile(c, *loaded, std::move(request));
   }
+  if (!compiled.error.empty())
+    std::fprintf(stderr, "keel ir: error: %s\n", compiled.error.c_str());
   report(sources, diags, output); // errors, or warnings
-  if (!module || diags.errorCount() > 0)
+  if (!compiled.ok() || diags.errorCount() > 0)
     return 1;
-  if (!dotPath.empty()) { // the dataflow graph, fusion regions as clusters
-    std::string error;
-    if (!writeFileAtomically(dotPath, ir::printDot(*module), error)) {
-      std::fprintf(stderr, "keel %s: error: --dot: %s\n", "ir", error.c_str());
-      return 1;
-    }
-  }
-  std::fputs(ir::print(*module, options).c_str(), stdout);
-  return 0;
+  return printTensorIr("ir", compiled, dotPath);
 }
 
 } // namespace keel::driver

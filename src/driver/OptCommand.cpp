@@ -12,7 +12,6 @@
 #include "Commands.h"
 #include "Output.h"
 
-#include "keel/ir/Text.h"
 #include "keel/pipeline/Pipeline.h"
 
 #include <cstdio>
@@ -25,7 +24,9 @@ int runOpt(const std::vector<std::string_view> &args) {
       "usage: keel opt [--locations] [--json] [--color auto|always|never] [--print-after=STEP]\n"
       "                [--print-after-all] [--time-passes] [--fuse] [--explain-fusion] [--stats]\n"
       "                [--dot FILE] IRFILE\n";
-  ir::PrintOptions options;
+  pipeline::Request request;
+  request.product = pipeline::Product::TensorIr;
+  request.fuseByDefault = false;
   OutputOptions output;
   std::string path, dotPath;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -37,7 +38,7 @@ int runOpt(const std::vector<std::string_view> &args) {
       return 2;
     }
     if (common == OptionResult::Taken) continue;
-    if (a == "--locations") options.locations = true;
+    if (a == "--locations") request.locations = true;
     else if (a == "--dot") {
       if (i + 1 == args.size()) {
         std::fprintf(stderr, "keel opt: error: --dot needs a file\n%s", kUsage.data());
@@ -67,25 +68,19 @@ int runOpt(const std::vector<std::string_view> &args) {
   if (!file)
     return 2;
   DiagnosticEngine diags(sources);
-  std::optional<ir::Module> module;
+  request.dot = !dotPath.empty();
+  pipeline::Compiled compiled;
   {
     pipeline::Compilation c(sources, diags, output.pipeline);
-    module = pipeline::readIr(c, *file);
-    if (module && !pipeline::runPasses(c, *module, false))
-      module.reset();
+    if (std::shared_ptr<const pipeline::Loaded> loaded = pipeline::load(c, *file, pipeline::FileKind::TensorIr))
+      compiled = pipeline::compile(c, *loaded, std::move(request));
   }
+  if (!compiled.error.empty())
+    std::fprintf(stderr, "keel opt: error: %s\n", compiled.error.c_str());
   report(sources, diags, output);
-  if (!module || diags.errorCount() > 0)
+  if (!compiled.ok() || diags.errorCount() > 0)
     return 1;
-  if (!dotPath.empty()) { // the dataflow graph, fusion regions as clusters
-    std::string error;
-    if (!writeFileAtomically(dotPath, ir::printDot(*module), error)) {
-      std::fprintf(stderr, "keel %s: error: --dot: %s\n", "opt", error.c_str());
-      return 1;
-    }
-  }
-  std::fputs(ir::print(*module, options).c_str(), stdout);
-  return 0;
+  return printTensorIr("opt", compiled, dotPath);
 }
 
 } // namespace keel::driver

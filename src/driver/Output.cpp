@@ -76,9 +76,9 @@ OptionResult parsePipelineOption(const std::vector<std::string_view> &args, size
     return r;
   if (auto v = optionValue(args, i, "--exit", missing)) {
     if (*v == "cpu")
-      options.exit = pipeline::Exit::Cpu;
+      options.target = pipeline::Target::Cpu;
     else if (*v == "reference")
-      options.exit = pipeline::Exit::CpuReference;
+      options.target = pipeline::Target::CpuReference;
     else {
       error = "--exit takes cpu (the default) or reference" + (missing ? "" : ", not '" + std::string(*v) + "'");
       return OptionResult::Bad;
@@ -101,13 +101,13 @@ OptionResult parseOutputOption(const std::vector<std::string_view> &args, size_t
     uint32_t n = 0;
     std::string_view v = i + 1 < args.size() ? args[i + 1] : std::string_view();
     auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-    if (v.empty() || ec != std::errc() || end != v.data() + v.size() || n < 1 || n > syntax::kMaxNestingLimit) {
-      error = "--max-nesting takes a depth from 1 to " + std::to_string(syntax::kMaxNestingLimit) + ", not '" +
+    if (v.empty() || ec != std::errc() || end != v.data() + v.size() || n < 1 || n > pipeline::kMaxNestingLimit) {
+      error = "--max-nesting takes a depth from 1 to " + std::to_string(pipeline::kMaxNestingLimit) + ", not '" +
               std::string(v) + "'";
       return OptionResult::Bad;
     }
     ++i;
-    options.pipeline.limits.maxNesting = n;
+    options.pipeline.maxNesting = n;
     return OptionResult::Taken;
   }
   if (OptionResult r = parsePipelineOption(args, i, options.pipeline, error); r != OptionResult::NotMine)
@@ -141,6 +141,19 @@ void report(const SourceManager &sources, const DiagnosticEngine &diags, const O
   bool color = options.useColor();
   for (const Diagnostic *d : ordered)
     std::fputs((options.json ? renderJson(sources, *d) + "\n" : renderText(sources, *d, color)).c_str(), stderr);
+}
+
+int printTensorIr(std::string_view command, const pipeline::Compiled &compiled, const std::string &dotPath) {
+  if (!dotPath.empty()) { // the dataflow graph, fusion regions as clusters
+    std::string error;
+    if (!writeFileAtomically(dotPath, compiled.dot, error)) {
+      std::fprintf(stderr, "keel %.*s: error: --dot: %s\n", static_cast<int>(command.size()), command.data(),
+                   error.c_str());
+      return 1;
+    }
+  }
+  std::fputs(compiled.text.c_str(), stdout);
+  return 0;
 }
 
 std::optional<FileId> loadOrComplain(SourceManager &sources, const std::string &path, std::string_view command) {

@@ -42,6 +42,10 @@ OptionResult parseOutputOption(const std::vector<std::string_view> &args, size_t
 /// Prints the diagnostics in source order.
 void report(const SourceManager &sources, const DiagnosticEngine &diags, const OutputOptions &options);
 
+/// `keel ir` and `keel opt`'s output: the --dot file when asked (all or
+/// nothing), then the tensor IR text on stdout; the exit status.
+int printTensorIr(std::string_view command, const pipeline::Compiled &compiled, const std::string &dotPath);
+
 /// Loads a file, or prints "keel COMMAND: error: ..." and returns nullopt.
 std::optional<FileId> loadOrComplain(SourceManager &sources, const std::string &path, std::string_view command);
 

@@ -14,8 +14,6 @@
 #include "Commands.h"
 #include "Output.h"
 
-#include "keel/codegen/Codegen.h"
-#include "keel/instantiate/Builder.h"
 #include "keel/pipeline/Pipeline.h"
 #include "keel/runtime/Print.h"
 
@@ -31,32 +29,31 @@ namespace keel::driver {
 
 namespace {
 
-/// What `keel run`, `keel test` and `keel emit` compile: FILE through the
-/// pipeline to loop IR and, unless only emitting, the JIT. Prints
-/// diagnostics (and --time-passes's report); null on errors.
-struct Compiled {
-  loop::Module module;
-  std::unique_ptr<codegen::Program> program; ///< refers to `module`: neither moves
-};
-std::unique_ptr<Compiled> compileFile(const std::string &command, const std::string &path, const OutputOptions &output,
-                                    bool jit) {
+/// What `keel run`, `keel test` and `keel emit` compile: FILE's whole
+/// program through the pipeline to `product` (compiled code, or loop or
+/// LLVM IR text). Prints diagnostics (and --time-passes's report); nullopt
+/// on errors.
+std::optional<pipeline::Compiled> compileFile(const std::string &command, const std::string &path,
+                                              const OutputOptions &output, pipeline::Product product) {
   SourceManager sources;
   std::optional<FileId> file = loadOrComplain(sources, path, command);
   if (!file)
-    return nullptr;
+    return std::nullopt;
   DiagnosticEngine diags(sources);
-  std::unique_ptr<Compiled> out;
+  pipeline::Compiled out;
   {
     pipeline::Compilation c(sources, diags, output.pipeline);
-    if (std::optional<loop::Module> m = pipeline::compileProgram(c, *file)) {
-      out = std::make_unique<Compiled>(Compiled{std::move(*m), nullptr});
-      if (jit && !(out->program = pipeline::jit(c, out->module)))
-        out.reset();
+    if (std::shared_ptr<const pipeline::Loaded> loaded = pipeline::load(c, *file)) {
+      pipeline::Request request;
+      request.product = product;
+      out = pipeline::compile(c, *loaded, std::move(request));
     }
   }
+  if (!out.error.empty())
+    std::fprintf(stderr, "keel %s: error: %s\n", command.c_str(), out.error.c_str());
   report(sources, diags, output);
-  if (diags.errorCount() > 0)
-    return nullptr;
+  if (!out.ok() || diags.errorCount() > 0)
+    return std::nullopt;
   return out;
 }
 
@@ -145,7 +142,7 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
         }
         p.tensor.args.emplace_back(value.substr(0, eq), value.substr(eq + 1));
       } else {
-        auto bindings = instantiate::parseBindings(value, error);
+        auto bindings = pipeline::parseBindings(value, error);
         if (!bindings) {
           std::fprintf(stderr, "keel %s: error: --bind %s\n", command.c_str(), error.c_str());
           return std::nullopt;
@@ -219,14 +216,14 @@ int runRun(const std::vector<std::string_view> &args) {
     p->tensor.output = p->output;
     return runTensorEntry(p->tensor);
   }
-  std::unique_ptr<Compiled> compiled = compileFile("run", p->path, p->output, true);
+  std::optional<pipeline::Compiled> compiled = compileFile("run", p->path, p->output, pipeline::Product::Executable);
   if (!compiled)
     return 1;
-  if (!compiled->module.find("main")) {
+  pipeline::Executable *program = compiled->executable.get();
+  if (!program->has("main")) {
     std::fprintf(stderr, "keel run: error: %s has no `fn main`\n", p->path.c_str());
     return 1;
   }
-  codegen::Program *program = compiled->program.get();
   std::string error;
   std::optional<int64_t> status = program->run("main", error);
   std::fflush(stdout);
@@ -241,13 +238,13 @@ int runTest(const std::vector<std::string_view> &args) {
   std::optional<Parsed> p = parseArgs("test", args, false);
   if (!p)
     return 2;
-  std::unique_ptr<Compiled> compiled = compileFile("test", p->path, p->output, true);
+  std::optional<pipeline::Compiled> compiled = compileFile("test", p->path, p->output, pipeline::Product::Executable);
   if (!compiled)
     return 1;
-  codegen::Program *program = compiled->program.get();
+  pipeline::Executable *program = compiled->executable.get();
   std::string error;
   size_t passed = 0, failed = 0;
-  for (const auto &[name, function] : compiled->module.tests) {
+  for (const auto &[name, function] : program->tests()) {
     std::fflush(stdout);
     std::fflush(stderr);
     pid_t child = fork();
@@ -287,12 +284,13 @@ int runEmit(const std::vector<std::string_view> &args) {
     p->exit.stablehlo = p->emit == "stablehlo";
     return emitExitEntry(p->tensor, p->exit);
   }
-  std::unique_ptr<Compiled> compiled = compileFile("emit", p->path, p->output, false);
+  pipeline::Product product = p->emit == "loop"  ? pipeline::Product::LoopIr
+                             : p->emit == "llvm" ? pipeline::Product::LlvmIr
+                                                 : pipeline::Product::LlvmIrOptimized;
+  std::optional<pipeline::Compiled> compiled = compileFile("emit", p->path, p->output, product);
   if (!compiled)
     return 1;
-  const loop::Module &module = compiled->module;
-  std::string text = p->emit == "loop" ? loop::print(module) : codegen::emitLLVMText(module, p->emit == "llvm-opt");
-  std::fputs(text.c_str(), stdout);
+  std::fputs(compiled->text.c_str(), stdout);
   return 0;
 }
 

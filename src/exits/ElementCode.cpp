@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace keel::exits::detail {
 
@@ -413,24 +414,15 @@ std::string Block::convert(DType from, DType to, const std::string &x) {
 
 std::string Block::transcendental(ir::UnaryCode c, const std::string &w, const std::string &x) {
   using U = ir::UnaryCode;
-  auto name = [&]() -> std::string {
-    switch (c) {
-    case U::Exp: return "exp";
-    case U::Log: return "log";
-    case U::Tanh: return "tanh";
-    case U::Sigmoid: return "sigmoid";
-    case U::Gelu: return "gelu";
-    case U::Silu: return "silu";
-    case U::Sqrt: return "sqrt";
-    case U::Rsqrt: return "rsqrt";
-    case U::Neg: case U::Abs: case U::Relu: case U::Not: break;
-    }
-    return "";
-  };
+  std::optional<ir::MathFunction> math = ir::mathFunction(c);
+  if (!math)
+    return x; // not a math function: never asked
   if (helpers_.keelMath) {
-    std::string fn = helpers_.use("keel_" + name() + "_" + w);
+    std::string fn = helpers_.use("keel_" + std::string(math->name) + "_" + w);
     return op("func.call " + fn + "(" + x + ") : (" + w + ") -> " + w);
   }
+  if (!math->mlir.empty()) // the math dialect's own operation
+    return op(std::string(math->mlir) + " " + x + " : " + w);
   DType wt = w == "f64" ? DType::F64 : DType::F32;
   auto lit = [&](double v) { return constant(wt, encodingOf(wt, v)); };
   auto binary = [&](const std::string &mnemonic, const std::string &a, const std::string &b) {
@@ -450,22 +442,18 @@ std::string Block::transcendental(ir::UnaryCode c, const std::string &w, const s
     std::string minusInf = op("arith.cmpf oeq, " + x + ", " + lit(-std::numeric_limits<double>::infinity()) + " : " + w);
     return op("arith.select " + minusInf + ", " + lit(-0.0) + ", " + r + " : " + w);
   };
-  switch (c) {
-  case U::Exp: return op("math.exp " + x + " : " + w);
-  case U::Log: return op("math.log " + x + " : " + w);
-  case U::Tanh: return op("math.tanh " + x + " : " + w);
-  case U::Sqrt: return op("math.sqrt " + x + " : " + w);
-  case U::Rsqrt: return op("math.rsqrt " + x + " : " + w);
-  case U::Sigmoid: return sigmoid();
-  case U::Silu: return zeroAtMinusInfinity(binary("arith.mulf", x, sigmoid()));
-  case U::Gelu: { // x/2 * erfc(-x / sqrt(2)): no cancellation for negative x
+  // The functions written out here (MathFunctions.def's empty `mlir`).
+  if (c == U::Sigmoid)
+    return sigmoid();
+  if (c == U::Silu)
+    return zeroAtMinusInfinity(binary("arith.mulf", x, sigmoid()));
+  if (c == U::Gelu) { // x/2 * erfc(-x / sqrt(2)): no cancellation for negative x
     std::string half = binary("arith.mulf", x, lit(0.5));
     std::string scaled = binary("arith.mulf", x, lit(-0.70710678118654752440));
     return zeroAtMinusInfinity(binary("arith.mulf", half, op("math.erfc " + scaled + " : " + w)));
   }
-  case U::Neg: case U::Abs: case U::Relu: case U::Not: break;
-  }
-  return x;
+  throw std::logic_error("the linalg exit has neither a math operation nor a composition for `" +
+                         std::string(math->name) + "` (MathFunctions.def)");
 }
 
 std::string Block::unary(ir::UnaryCode c, DType t, const std::string &x) {
@@ -479,16 +467,19 @@ std::string Block::unary(ir::UnaryCode c, DType t, const std::string &x) {
     case U::Neg: r = op("arith.negf " + v + " : " + wt); break;
     case U::Abs: r = op("math.absf " + v + " : " + wt); break;
     case U::Relu: r = op("arith.maximumf " + v + ", " + constant(w, 0) + " : " + wt); break; // NaN stays, -0 is +0
-    case U::Exp: case U::Log: case U::Tanh: case U::Sqrt: case U::Rsqrt: r = transcendental(c, wt, v); break;
-    case U::Sigmoid: case U::Gelu: case U::Silu:
-      if (w == DType::F32 && !helpers_.keelMath) { // compositions: in f64, rounded once (as Keel's library)
+    case U::Not: r = v; break; // not on floats: the verifier rejects it
+#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary) case U::Enum:
+#include "keel/support/MathFunctions.def"
+#undef KEEL_MATH_FUNCTION
+      // A function the exit writes out is composed in f64 and rounded once
+      // (as Keel's library computes it).
+      if (ir::mathFunction(c)->mlir.empty() && w == DType::F32 && !helpers_.keelMath) {
         std::string wide = transcendental(c, "f64", op("arith.extf " + v + " : f32 to f64"));
         r = op("arith.truncf " + wide + " : f64 to f32");
       } else {
         r = transcendental(c, wt, v);
       }
       break;
-    case U::Not: r = v; break; // not on floats: the verifier rejects it
     }
     return t == DType::F64 ? r : fromF32(t, r);
   }
@@ -502,7 +493,9 @@ std::string Block::unary(ir::UnaryCode c, DType t, const std::string &x) {
   }
   case U::Relu: return op("arith.maxsi " + x + ", " + constant(t, 0) + " : " + T);
   case U::Not: return op("arith.xori " + x + ", " + constant(t, ~uint64_t{0}) + " : " + T);
-  case U::Exp: case U::Log: case U::Tanh: case U::Sigmoid: case U::Gelu: case U::Silu: case U::Sqrt: case U::Rsqrt:
+#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary) case U::Enum:
+#include "keel/support/MathFunctions.def"
+#undef KEEL_MATH_FUNCTION
     break; // float only: the verifier rejects them
   }
   return x;

@@ -974,9 +974,14 @@ LinalgOutput emitLinalg(const Module &m, const LinalgOptions &options) {
   // (the runner's printing functions, Keel's math functions, @main, the
   // `keel.` helpers), which gets a `_` appended (or `user.` before).
   std::set<std::string> taken{"printU64", "printOpen", "printComma", "printClose", "printNewline"};
-  for (const char *fn : {"exp", "log", "tanh", "sigmoid", "silu", "gelu", "sqrt", "rsqrt", "pow"})
+  std::vector<std::string> mathNames = {
+#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary) #name,
+#include "keel/support/MathFunctions.def"
+#undef KEEL_MATH_FUNCTION
+      "pow"};
+  for (const std::string &fn : mathNames)
     for (const char *w : {"_f32", "_f64"})
-      taken.insert(std::string("keel_") + fn + w);
+      taken.insert("keel_" + fn + w);
   if (options.mainArguments)
     taken.insert("main");
   std::map<std::string, std::string> symbols;

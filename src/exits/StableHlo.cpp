@@ -17,6 +17,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace keel::exits {
@@ -360,26 +361,27 @@ std::string Code::unary(UnaryCode c, DType t, const std::string &x) {
     return sel(t, cmp("LT", t, x, splat(t, 0)), un("negate", t, x), x); // abs(MIN) == MIN
   case UnaryCode::Not: return un("not", t, x);
   case UnaryCode::Relu: return bin("maximum", t, x, number(t, 0.0));
-  case UnaryCode::Sqrt:
-    if (isNative(t) || isIeeeHalf(t)) // IEEE squareRoot, correctly rounded
-      return un("sqrt", t, x);
+#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary) case UnaryCode::Enum:
+#include "keel/support/MathFunctions.def"
+#undef KEEL_MATH_FUNCTION
     break;
-  case UnaryCode::Exp: case UnaryCode::Log: case UnaryCode::Tanh: case UnaryCode::Sigmoid: case UnaryCode::Rsqrt:
-  case UnaryCode::Gelu: case UnaryCode::Silu: break;
   }
+  // The math functions: IEEE squareRoot is correctly rounded at f16 too;
+  // the others are computed in f32 (or f64) and rounded once.
+  if (c == UnaryCode::Sqrt && isIeeeHalf(t))
+    return un("sqrt", t, x);
   if (!isNative(t))
     return throughF32(t, x, [&](const std::string &w) { return unary(c, DType::F32, w); });
-  switch (c) {
-  case UnaryCode::Exp: return un("exponential", t, x);
-  case UnaryCode::Log: return un("log", t, x);
-  case UnaryCode::Tanh: return un("tanh", t, x);
-  case UnaryCode::Sigmoid: return sigmoid(t, x);
-  case UnaryCode::Rsqrt: return un("rsqrt", t, x);
-  case UnaryCode::Sqrt: return un("sqrt", t, x);
-  case UnaryCode::Gelu: case UnaryCode::Silu: return composite(c, t, x);
-  case UnaryCode::Neg: case UnaryCode::Abs: case UnaryCode::Not: case UnaryCode::Relu: break;
-  }
-  return x;
+  std::string_view op = ir::mathFunction(c)->stablehlo;
+  if (!op.empty())
+    return un(std::string(op), t, x);
+  // The functions written out (MathFunctions.def's empty `stablehlo`).
+  if (c == UnaryCode::Sigmoid)
+    return sigmoid(t, x);
+  if (c == UnaryCode::Gelu || c == UnaryCode::Silu)
+    return composite(c, t, x);
+  throw std::logic_error("the StableHLO exit has neither an operation nor a composition for `" +
+                         std::string(ir::mathFunction(c)->name) + "` (MathFunctions.def)");
 }
 
 std::string Code::binary(BinaryCode c, DType t, const std::string &a, const std::string &b) {
@@ -504,7 +506,7 @@ private:
   std::string name(ValueId v) const { return names_.at(resolve(v)); }
   void define(ValueId v, const std::string &n) { names_[v] = code_.rename(n, "%v" + std::to_string(v)); }
   template <typename At> void refuse(const At &at, std::string message) { // an Op or a Function
-    refusals_.push_back({at.loc, std::move(message), "", at.textSpan});
+    refusals_.push_back({at.loc, std::move(message), "", at.textSpan, {}});
   }
   void check();
   void emitOp(const Op &o);

@@ -9,16 +9,19 @@ namespace keel::ir {
 
 namespace {
 
-template <typename Enum, size_t N>
-std::optional<Enum> parseName(const std::array<std::string_view, N> &names, std::string_view s) {
-  for (size_t i = 0; i < N; ++i)
+template <typename Enum, typename Names> std::optional<Enum> parseName(const Names &names, std::string_view s) {
+  for (size_t i = 0; i < std::size(names); ++i)
     if (names[i] == s)
       return static_cast<Enum>(i);
   return std::nullopt;
 }
 
-constexpr std::array<std::string_view, 12> kUnaryNames = {
-    "neg", "abs", "exp", "log", "tanh", "sigmoid", "gelu", "silu", "sqrt", "rsqrt", "relu", "not"};
+constexpr std::string_view kUnaryNames[] = {
+    "neg", "abs", "relu", "not",
+#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary) #name,
+#include "keel/support/MathFunctions.def"
+#undef KEEL_MATH_FUNCTION
+};
 constexpr std::array<std::string_view, 11> kBinaryNames = {
     "add", "sub", "mul", "div", "rem", "pow", "min", "max", "and", "or", "xor"};
 constexpr std::array<std::string_view, 6> kCompareNames = {"eq", "ne", "lt", "le", "gt", "ge"};
@@ -138,12 +141,25 @@ bool isLegal(UnaryCode c, DType t) {
   case UnaryCode::Neg: return t != DType::Bool;
   case UnaryCode::Abs:
   case UnaryCode::Relu: return isSignedType(t);
-  case UnaryCode::Exp: case UnaryCode::Log: case UnaryCode::Tanh: case UnaryCode::Sigmoid:
-  case UnaryCode::Gelu: case UnaryCode::Silu: case UnaryCode::Sqrt: case UnaryCode::Rsqrt:
-    return isFloatType(t);
   case UnaryCode::Not: return !isFloatType(t);
+#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary) case UnaryCode::Enum:
+#include "keel/support/MathFunctions.def"
+#undef KEEL_MATH_FUNCTION
+    return isFloatType(t);
   }
   return false;
+}
+
+std::optional<MathFunction> mathFunction(UnaryCode c) {
+  switch (c) {
+  case UnaryCode::Neg: case UnaryCode::Abs: case UnaryCode::Relu: case UnaryCode::Not: return std::nullopt;
+#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary)                                           \
+  case UnaryCode::Enum:                                                                                     \
+    return MathFunction{#name, mlir, stablehlo};
+#include "keel/support/MathFunctions.def"
+#undef KEEL_MATH_FUNCTION
+  }
+  return std::nullopt;
 }
 
 bool isLegal(BinaryCode c, DType t) {
@@ -221,5 +237,16 @@ const Function *Module::find(std::string_view name) const {
       return &f;
   return nullptr;
 }
+
+RegionPtr::RegionPtr(std::unique_ptr<Region> r) : p_(std::move(r)) {}
+RegionPtr::RegionPtr(const RegionPtr &o) : p_(o.p_ ? std::make_unique<Region>(*o.p_) : nullptr) {}
+RegionPtr::RegionPtr(RegionPtr &&o) noexcept = default;
+RegionPtr &RegionPtr::operator=(const RegionPtr &o) {
+  if (this != &o)
+    p_ = o.p_ ? std::make_unique<Region>(*o.p_) : nullptr;
+  return *this;
+}
+RegionPtr &RegionPtr::operator=(RegionPtr &&o) noexcept = default;
+RegionPtr::~RegionPtr() = default;
 
 } // namespace keel::ir

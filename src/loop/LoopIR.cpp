@@ -10,8 +10,11 @@ namespace keel::loop {
 namespace {
 constexpr std::array<std::string_view, 13> kBinary = {"add", "sub", "mul", "div", "rem", "and", "or",
                                                       "xor", "land", "lor", "pow", "min", "max"};
-constexpr std::array<std::string_view, 12> kUnary = {"neg", "not",     "bitnot", "abs",  "exp",  "log",
-                                                     "tanh", "sigmoid", "silu",   "gelu", "sqrt", "rsqrt"};
+constexpr std::string_view kUnary[] = {"neg", "not", "bitnot", "abs",
+#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary) #name,
+#include "keel/support/MathFunctions.def"
+#undef KEEL_MATH_FUNCTION
+};
 constexpr std::array<std::string_view, 6> kCompare = {"eq", "ne", "lt", "le", "gt", "ge"};
 } // namespace
 
@@ -40,8 +43,9 @@ const std::vector<RuntimeHelper> &runtimeHelpers() {
 bool isMathOp(UnaryOp op) {
   switch (op) {
   case UnaryOp::Neg: case UnaryOp::Not: case UnaryOp::BitNot: case UnaryOp::Abs: return false;
-  case UnaryOp::Exp: case UnaryOp::Log: case UnaryOp::Tanh: case UnaryOp::Sigmoid: case UnaryOp::Silu:
-  case UnaryOp::Gelu: case UnaryOp::Sqrt: case UnaryOp::Rsqrt:
+#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary) case UnaryOp::Enum:
+#include "keel/support/MathFunctions.def"
+#undef KEEL_MATH_FUNCTION
     return true;
   }
   return false;
@@ -302,8 +306,9 @@ bool unaryDefined(UnaryOp op, Type t) {
   case UnaryOp::Neg: case UnaryOp::Abs: return isIntegerType(t) || isFloatType(t);
   case UnaryOp::Not: return t == Type::Bool;
   case UnaryOp::BitNot: return isIntegerType(t);
-  case UnaryOp::Exp: case UnaryOp::Log: case UnaryOp::Tanh: case UnaryOp::Sigmoid: case UnaryOp::Silu:
-  case UnaryOp::Gelu: case UnaryOp::Sqrt: case UnaryOp::Rsqrt:
+#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary) case UnaryOp::Enum:
+#include "keel/support/MathFunctions.def"
+#undef KEEL_MATH_FUNCTION
     return t == Type::F32 || t == Type::F64;
   }
   return false;

@@ -1,6 +1,9 @@
 """docs/language.md against the one table of built-ins and against keel.
 
-    language_check.py KEEL BUILTINS.DEF LANGUAGE.MD WORKDIR
+    language_check.py KEEL BUILTINS.DEF MATHFUNCTIONS.DEF LANGUAGE.MD WORKDIR
+
+(Builtins.def makes one row of each math function of MathFunctions.def,
+read here the same way.)
 
 Fails (printing why) unless:
   * the built-in table in language.md has exactly one row per row of
@@ -41,6 +44,23 @@ def table_rows(path):
     return rows
 
 
+def math_rows(path):
+    """Builtins.def's rows of the math functions: KEEL_MATH_FUNCTION(Enum,
+    name, "mlir", "stablehlo", "summary") is a Unary, FloatMath built-in
+    `name(x: T) -> T`."""
+    rows = []
+    pattern = re.compile(r'^KEEL_MATH_FUNCTION\((\w+), (\w+), "([^"]*)", "([^"]*)", "([^"]*)"\)$')
+    with open(path) as f:
+        for line in f:
+            if line.startswith("KEEL_MATH_FUNCTION("):
+                m = pattern.match(line.strip())
+                if not m:
+                    sys.exit(f"language_check: cannot read {line.strip()}")
+                rows.append({"id": m[1], "name": m[2], "dtypes": "FloatMath", "signature": f"{m[2]}(x: T) -> T",
+                             "summary": m[5]})
+    return rows
+
+
 def doc_rows(text):
     rows = []
     for line in text.splitlines():
@@ -63,8 +83,8 @@ def examples(text):
 
 
 def main():
-    keel, table, page, work = sys.argv[1:5]
-    rows = table_rows(table)
+    keel, table, math, page, work = sys.argv[1:6]
+    rows = math_rows(math) + table_rows(table)
     with open(page) as f:
         text = f.read()
     problems = []

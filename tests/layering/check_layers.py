@@ -59,6 +59,44 @@ def closure(links, library):
     return seen
 
 
+# The driver's sources, and what each may include and use beyond the
+# pipeline's entry, the runtime and support.
+DRIVER_SOURCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "driver")
+DRIVER_ALLOWED = {"driver", "pipeline", "rt", ""}
+DRIVER_EXTRA = {"FpCommand.cpp": {"fp"}}
+
+
+def check_driver(library_dir):
+    problems = []
+    objects = os.path.join(library_dir, "driver", "CMakeFiles", "keel.dir")
+    sources = sorted(n for n in os.listdir(DRIVER_SOURCES) if n.endswith((".cpp", ".h")))
+    for name in sources:
+        extra = DRIVER_EXTRA.get(name, set())
+        headers = {"keel/pipeline/Pipeline.h"}
+        with open(os.path.join(DRIVER_SOURCES, name)) as f:
+            for line in f:
+                m = re.match(r'\s*#\s*include\s*"(keel/[^"]+)"', line)
+                if not m:
+                    continue
+                header = m.group(1)
+                layer = header.split("/")[1]
+                if header not in headers and layer not in ("runtime", "support") and \
+                        not (layer == "numerics" and "fp" in extra):
+                    problems.append(f"driver: {name} includes {header}, not the pipeline's entry, the runtime or support")
+        if not name.endswith(".cpp"):
+            continue
+        obj = os.path.join(objects, name + ".o")
+        if not os.path.exists(obj):
+            problems.append(f"driver: {obj} not found")
+            continue
+        nm = subprocess.run(["nm", "-C", "--undefined-only", obj], capture_output=True, text=True, check=True)
+        for symbol in nm.stdout.splitlines():
+            m = re.search(r"\bkeel::(?:([a-z]+)::)?", symbol)
+            if m and (m.group(1) or "") not in DRIVER_ALLOWED | extra:
+                problems.append(f"driver: {name} uses keel::{m.group(1)}:: ({symbol.strip()})")
+    return problems
+
+
 def main():
     links, library_dir = read_links(sys.argv[1]), sys.argv[2]
     problems = []
@@ -97,9 +135,10 @@ def main():
                 problems.append(f"{library} uses keel::{n}::, which no layer declares")
             elif owner not in allowed:
                 problems.append(f"{library} uses keel::{n}:: (layer {owner}), which is above it or beside it")
+    problems += check_driver(library_dir)
     for p in problems:
         print("layering:", p)
-    print(f"{len(LAYERS)} libraries checked, {len(problems)} problems")
+    print(f"{len(LAYERS)} libraries and the driver checked, {len(problems)} problems")
     sys.exit(1 if problems else 0)
 
 

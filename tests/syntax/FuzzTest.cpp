@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "keel/codegen/Codegen.h"
-#include "keel/pipeline/Pipeline.h"
+#include "keel/pipeline/Steps.h"
 #include "keel/sema/Checker.h"
 #include "keel/syntax/Parser.h"
 
@@ -36,14 +36,14 @@ void runFrontEnd(const std::string &text, uint64_t seed) {
   syntax::Program program = syntax::parse(sources, file, diags);
   // Also on repaired trees: must not crash. A short solver timeout keeps
   // mutated non-linear obligations cheap (they end as E0211).
-  static sema::ShapeSolver solver(100);
-  sema::CheckedProgram checked = sema::check(sources, program, diags, solver);
+  static pipeline::ProofCache proofs(100);
+  sema::CheckedProgram checked = sema::check(sources, program, diags, proofs.solver());
   // A program the front end accepts lowers to valid loop IR and valid LLVM
   // IR (or is refused as not runnable yet, E0500): never a crash or bad IR.
   if (diags.errorCount() == 0) {
     // The rest of the pipeline, on the same text (checked again, through it).
     pipeline::Options options;
-    options.solver = &solver;
+    options.proofs = &proofs;
     DiagnosticEngine pipelineDiags(sources);
     pipeline::Compilation c(sources, pipelineDiags, options);
     std::optional<loop::Module> lowered = pipeline::compileProgram(c, file);

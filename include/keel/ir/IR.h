@@ -99,8 +99,24 @@ struct OpInfo {
 const OpInfo &opInfo(OpKind k);
 std::optional<OpKind> parseOpKind(std::string_view mnemonic);
 
-/// Elementwise unary codes. Legality per dtype: isLegal(UnaryCode, DType).
-enum class UnaryCode : uint8_t { Neg, Abs, Exp, Log, Tanh, Sigmoid, Gelu, Silu, Sqrt, Rsqrt, Relu, Not };
+/// Elementwise unary codes: four of their own, then every math function of
+/// keel/support/MathFunctions.def (floats only). Legality per dtype:
+/// isLegal(UnaryCode, DType).
+enum class UnaryCode : uint8_t {
+  Neg,
+  Abs,
+  Relu,
+  Not,
+#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary) Enum,
+#include "keel/support/MathFunctions.def"
+#undef KEEL_MATH_FUNCTION
+};
+/// The row of keel/support/MathFunctions.def a unary code is.
+struct MathFunction {
+  std::string_view name, mlir, stablehlo; ///< the table's spellings ("" where an exit writes it out)
+};
+/// Its math function, or nullopt for neg, abs, relu and not.
+std::optional<MathFunction> mathFunction(UnaryCode c);
 enum class BinaryCode : uint8_t { Add, Sub, Mul, Div, Rem, Pow, Min, Max, And, Or, Xor };
 enum class CompareDir : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
 /// Reduction combiners; ArgMax/ArgMin give i64 indices (first of equals).
@@ -140,6 +156,26 @@ std::string locationText(const Location &l);
 
 struct Region;
 
+/// A fusion's region, owned by its op and copied with it, so that a Module
+/// is a value (a loaded module is copied before passes rewrite it).
+class RegionPtr {
+public:
+  RegionPtr() = default;
+  RegionPtr(std::unique_ptr<Region> r);
+  RegionPtr(const RegionPtr &o);
+  RegionPtr(RegionPtr &&o) noexcept;
+  RegionPtr &operator=(const RegionPtr &o);
+  RegionPtr &operator=(RegionPtr &&o) noexcept;
+  ~RegionPtr();
+  Region *operator->() const { return p_.get(); }
+  Region &operator*() const { return *p_; }
+  Region *get() const { return p_.get(); }
+  explicit operator bool() const { return p_ != nullptr; }
+
+private:
+  std::unique_ptr<Region> p_;
+};
+
 struct Op {
   OpKind kind = OpKind::Return;
   std::vector<ValueId> operands;
@@ -160,7 +196,7 @@ struct Op {
   std::optional<DType> acc;                 ///< reduce, dot_general: accumulator dtype
   std::vector<uint64_t> constant;           ///< constant: encodings, 1 (splat) or one per element
   std::string callee;                       ///< call
-  std::unique_ptr<Region> region;           ///< fusion
+  RegionPtr region;                         ///< fusion
 
   Location loc;    ///< source provenance
   Span textSpan;   ///< where the op is in IR text (set by the parser)

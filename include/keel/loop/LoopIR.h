@@ -52,8 +52,17 @@ int typeBits(Type t);     ///< width of the value (bool 1)
 /// gives that NaN; -0 < +0); Pow is keel/numerics/Math.h's (f32, f64).
 enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Rem, And, Or, Xor, LogicalAnd, LogicalOr, Pow, Min, Max };
 /// Abs clears a float's sign bit and is wrapping on integers (abs(MIN) ==
-/// MIN); the math codes (f32, f64 only) are keel/numerics/Math.h's.
-enum class UnaryOp : uint8_t { Neg, Not, BitNot, Abs, Exp, Log, Tanh, Sigmoid, Silu, Gelu, Sqrt, Rsqrt };
+/// MIN); then every math function of keel/support/MathFunctions.def (f32,
+/// f64 only), keel/numerics/Math.h's.
+enum class UnaryOp : uint8_t {
+  Neg,
+  Not,
+  BitNot,
+  Abs,
+#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary) Enum,
+#include "keel/support/MathFunctions.def"
+#undef KEEL_MATH_FUNCTION
+};
 bool isMathOp(UnaryOp op);
 /// The printed names: `add`, `land`, `exp`, ...
 std::string_view binaryName(BinaryOp op);

@@ -1,48 +1,43 @@
-//===- keel/pipeline/Pipeline.h - The one compile pipeline ------*- C++ -*-===//
+//===- keel/pipeline/Pipeline.h - Keel's one compile entry ------*- C++ -*-===//
 //
-// Every subcommand that compiles goes through these steps, in this order
-// (src/pipeline/Pipeline.cpp reads top to bottom the same way):
+// What a tool that compiles Keel calls (the `keel` command, the Python
+// module): load a file once, then compile requests against it, each to one
+// target and one product.
 //
-//   source (.sfn)   frontEnd:      parse -> check
-//                   instantiate:   the entry at static sizes (tensor IR),
-//                                  or a whole program (loop IR for scalar
-//                                  code, tensor IR for its tensor
-//                                  expressions) -> verify
-//   IR text (.kir)  readIr:        parse -> verify (user errors: E0301)
-//   tensor IR       runPasses:     each pass, then the verifier
-//   one exit        lowerForCpu:   [schedule] -> lower -> verify loop IR
-//                                  (--exit reference: no schedule)
-//                   emitLinalg:    the MLIR linalg exit (text; E0915 for
-//                                  what it cannot express)
-//                   emitStableHlo: the StableHLO exit (text; E0915, and
-//                                  E0120 for an entry without ![gpu])
-//   loop IR         jit:           LLVM IR, LLVM's -O2, machine code (ORC JIT)
+//   Compilation c(sources, diags, options);       // instrumentation, diagnostics
+//   std::shared_ptr<const Loaded> m = load(c, file);       // parse, check / verify
+//   Compiled r = compile(c, *m, request);          // instantiate ... one exit
 //
-// A Compilation carries the options and the instrumentation, as LLVM's pass
-// instrumentation does: --print-after=STEP / --print-after-all print the IR
-// a step produced (a pass's only when it changed the module) to stderr, and
-// --time-passes prints each step's wall time when the Compilation ends. A
-// verifier failure after a step is Keel's bug: an internal compiler error
-// naming the step, with the IR it produced as a note.
+// Every step in between is the pipeline's (keel/pipeline/Steps.h, in this
+// order): the front end or the IR reader, instantiation at the sizes the
+// request binds or its arguments' shapes give, the tensor IR passes (each
+// verified), then the target's exit: the CPU exit (schedule, lowering,
+// LLVM, the JIT), or the MLIR linalg or StableHLO text.
+//
+// Errors are values: problems in the source or IR are diagnostics in the
+// Compilation's engine; problems with the request itself (an argument that
+// does not fit) are `Compiled::error`; Keel's own bugs are internal-error
+// diagnostics (`Compiled::status` says which). Nothing here is global: two
+// compilations on two threads share nothing but what the caller shares
+// (a ProofCache is not safe to share between threads). A loaded module is
+// immutable and may be compiled from several threads at once, each with its
+// own Compilation.
+//
+// This header uses only the runtime's and support's types, so that a tool
+// built on it needs no other layer's headers.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KEEL_PIPELINE_PIPELINE_H
 #define KEEL_PIPELINE_PIPELINE_H
 
-#include "keel/codegen/Codegen.h"
-#include "keel/exits/Linalg.h"
-#include "keel/exits/StableHlo.h"
-#include "keel/instantiate/Builder.h"
-#include "keel/ir/IR.h"
-#include "keel/loop/LoopIR.h"
-#include "keel/sema/Checker.h"
-#include "keel/sema/Solver.h"
+#include "keel/runtime/Buffer.h"
+#include "keel/runtime/Npy.h"
 #include "keel/support/Diagnostics.h"
-#include "keel/syntax/AST.h"
-#include "keel/syntax/Parser.h"
+#include "keel/support/Source.h"
 
 #include <chrono>
-#include <cstdio>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,31 +45,75 @@
 #include <utility>
 #include <vector>
 
+namespace keel::sema {
+class ShapeSolver;
+}
+
 namespace keel::pipeline {
 
-/// Where the pipeline ends for `keel run` and `keel test`.
-enum class Exit : uint8_t {
-  Cpu,          ///< the reference lowering realizing the CPU schedule (default)
-  CpuReference, ///< the reference lowering alone (--exit reference): the definition
+/// Where a compilation ends: Keel's targets.
+enum class Target : uint8_t {
+  Cpu,          ///< the CPU exit: its schedule realized (the default)
+  CpuReference, ///< the CPU exit's reference lowering alone (--exit reference): the definition
+  Linalg,       ///< MLIR linalg on tensors, as text
+  StableHlo,    ///< StableHLO 1.13, as text
+};
+/// `cpu`, `reference`, `linalg`, `stablehlo`.
+std::string_view targetName(Target t);
+bool isCpu(Target t);
+
+/// What a request asks back.
+enum class Product : uint8_t {
+  Checked,         ///< the front end alone (diagnostics; `Request::dumpAst`)
+  TensorIr,        ///< the tensor IR after the passes (`keel ir`, `keel opt`)
+  LoopIr,          ///< CPU targets: the loop IR (`keel emit --loop`)
+  LlvmIr,          ///< CPU targets: the LLVM IR, before (`--llvm`) ...
+  LlvmIrOptimized, ///< ... or after LLVM's -O2 (`--llvm-opt`)
+  Executable,      ///< CPU targets: compiled code to call (`keel run`, `keel test`)
+  ExitText,        ///< Linalg, StableHlo: the exit's module text
 };
 
+/// The largest `maxNesting` (deeper nesting could overflow the stack).
+inline constexpr uint32_t kMaxNestingLimit = 4096;
+
+/// Shape-proof state kept across compilations: Z3's answers, cached, and
+/// the counts `keel check --stats` prints. Not for two threads at once.
+class ProofCache {
+public:
+  explicit ProofCache(unsigned timeoutMs);
+  ~ProofCache();
+  ProofCache(const ProofCache &) = delete;
+  ProofCache &operator=(const ProofCache &) = delete;
+
+  struct Stats {
+    size_t obligations = 0, normalForm = 0, cached = 0, z3Calls = 0;
+    double z3Seconds = 0;
+  };
+  Stats stats() const;
+  sema::ShapeSolver &solver() { return *solver_; }
+
+private:
+  std::unique_ptr<sema::ShapeSolver> solver_;
+};
+
+/// How to compile (what to compile is a Request).
 struct Options {
-  syntax::ParseLimits limits; ///< --max-nesting N
-  Exit exit = Exit::Cpu;
+  uint32_t maxNesting = 256; ///< --max-nesting N (E0013), at most kMaxNestingLimit
+  Target target = Target::Cpu; ///< --exit reference|cpu; `keel emit --linalg`, `--stablehlo`
   bool printAfterAll = false;
   std::vector<std::string> printAfter; ///< --print-after=STEP (may repeat)
   bool timePasses = false;
   /// --test-pass=NAME: passes that exist only to test the pipeline, run
   /// after the default passes.
   std::vector<std::string> testPasses;
-  /// --fuse / --no-fuse; unset: the command's default (on for run, test and
-  /// emit; off for ir and opt, which show the graph as written).
+  /// --fuse / --no-fuse; unset: the request's default (on for running and
+  /// emitting; off for showing tensor IR as written).
   std::optional<bool> fuse;
   bool explainFusion = false; ///< --explain-fusion: every edge considered, on stderr
   bool stats = false;         ///< --stats: what the passes did (regions, bytes)
-  /// The checker's shape solver (its timeout, cache and statistics), kept
-  /// across compilations by `keel check`; null: a fresh one, 2 s timeout.
-  sema::ShapeSolver *solver = nullptr;
+  /// Kept across compilations (`keel check` of several files); null: a
+  /// fresh solver, 2 s timeout.
+  ProofCache *proofs = nullptr;
 };
 
 /// The names --print-after accepts: every step that produces IR, and every
@@ -82,6 +121,9 @@ struct Options {
 std::vector<std::string_view> stepNames();
 /// The test passes --test-pass accepts.
 std::vector<std::string_view> testPassNames();
+
+/// Parses `B=2,S=8` (--bind); nullopt with `error` set when malformed.
+std::optional<std::map<std::string, int64_t>> parseBindings(std::string_view text, std::string &error);
 
 /// One compilation: the sources, its diagnostics, the options and the
 /// instrumentation. Prints the --time-passes report when it ends.
@@ -117,57 +159,141 @@ public:
     if (changed && wantsPrintAfter(name))
       dump(name, text());
   }
+  /// Prints the --time-passes report now (once), as the end would.
+  void finish();
 
 private:
   bool wantsPrintAfter(std::string_view name) const;
   void dump(std::string_view name, const std::string &ir) const;
   std::vector<std::pair<std::string, double>> times_; ///< in first-run order
+  bool finished_ = false;
 };
 
-/// A parsed and checked source file; `ok` when neither step reported an
-/// error (the program is kept either way, for `keel check --dump-ast`).
-struct Checked {
-  syntax::Program program;
-  sema::CheckedProgram checked;
-  bool ok = false;
+/// A loaded file: checked source (.sfn) or verified tensor IR (.kir, by the
+/// file's name). Opaque; immutable once loaded.
+struct Loaded;
+
+/// What a file holds.
+enum class FileKind : uint8_t {
+  ByName,   ///< tensor IR text when its name ends in `.kir`, else source
+  Source,   ///< `.sfn` source (`keel check`, `keel ir`)
+  TensorIr, ///< tensor IR text (`keel opt`)
 };
 
-/// parse -> check (the type checker runs only on a tree without syntax
-/// errors: a tree the parser repaired would give follow-on errors).
-Checked frontEnd(Compilation &c, FileId file);
+/// Parses and checks (or verifies) `file`; null after reporting why. With
+/// `keepProgram`, a source file whose check failed is still returned (for
+/// `keel check --dump-ast`; `loadedOk` tells).
+std::shared_ptr<const Loaded> load(Compilation &c, FileId file, FileKind kind = FileKind::ByName,
+                                   bool keepProgram = false);
+/// Whether `m` passed its checks.
+bool loadedOk(const Loaded &m);
+/// The AST of a loaded source file, as `keel check --dump-ast` prints it.
+std::string dumpAst(const Compilation &c, const Loaded &m);
+/// The parameter names of function `entry` (a source's names; tensor IR's
+/// as written), or nullopt when there is no such function.
+std::optional<std::vector<std::string>> parameterNames(const Loaded &m, std::string_view entry);
 
-/// Instantiates `request.entry` at its bound sizes and verifies the result.
-std::optional<ir::Module> instantiateEntry(Compilation &c, const Checked &source,
-                                           const instantiate::BuildRequest &request);
+/// A tensor, in the runtime's terms: dtype, static shape and layout.
+struct TensorSpec {
+  KeelDType dtype = KEEL_F32;
+  std::vector<int64_t> shape, minorToMajor;
+  /// `f32[2,3]`, `bf16[4,4]{0,1}` (the tensor IR's spelling).
+  std::string text() const;
+  /// Bytes its elements take as the runtime stores them.
+  uint64_t bytes() const;
+};
 
-/// Reads tensor IR text and verifies it (problems are the user's: E0301).
-std::optional<ir::Module> readIr(Compilation &c, FileId file);
+/// A compiled tensor function's interface.
+struct Signature {
+  std::string name;
+  std::vector<std::string> paramNames;
+  std::vector<TensorSpec> params, results;
+  std::string location; ///< `file:line:column`, or empty
+};
 
-/// The tensor IR passes (fusion, when on: `fuseByDefault` unless --fuse or
-/// --no-fuse said; then --test-pass's), each followed by the verifier.
-/// False after an internal error.
-bool runPasses(Compilation &c, ir::Module &m, bool fuseByDefault);
+/// One argument of a tensor entry: its values, or `random:SEED` (made by
+/// the pipeline at the parameter's type, as `random(...)` in source).
+struct Argument {
+  std::string name;
+  std::optional<rt::Tensor> tensor; ///< any layout (a .npy file's)
+  std::optional<uint64_t> seed;
+  std::string origin; ///< what the caller wrote, for messages: `x.npy`, `random:7`
+};
 
-/// The CPU exit: the chosen schedule (none for --exit reference), the
-/// lowering of every function of `m` into `into`, the loop IR verifier.
-std::optional<loop::Module> lowerForCpu(Compilation &c, const ir::Module &m, loop::Module into = {});
+/// What to compile from a loaded file.
+struct Request {
+  /// A tensor function (its callees come along); empty: the whole program
+  /// (`main`, its tests and the tensor functions they call).
+  std::string entry;
+  std::map<std::string, int64_t> bindings; ///< shape variables and dimension parameters
+  /// Named as the entry's parameters. Their shapes bind its shape
+  /// variables (with `bindings`); their dtypes, shapes and layouts are
+  /// checked against its parameter types before anything runs.
+  std::vector<Argument> arguments;
+  /// Every parameter needs an argument (else arguments are optional and
+  /// sizes may come from `bindings` alone).
+  bool argumentsRequired = true;
+  /// How messages name an argument (`--arg x`, `argument x`), and what a
+  /// message about a missing one adds (how to give it).
+  std::string argumentFlag = "argument", missingArgumentHelp;
+  Product product = Product::Executable;
+  bool fuseByDefault = true;     ///< unless Options::fuse says
+  bool mainFunction = false;     ///< ExitText: a `@main` that runs the entry on the arguments' values
+  bool keelMath = false;         ///< Linalg: transcendentals call Keel's own library
+  bool dumpAst = false;          ///< Checked: the AST in `text`
+  bool locations = false;        ///< TensorIr: print locations
+  bool dot = false;              ///< TensorIr: the Graphviz picture in `dot`
+  /// Executable: the tensor memory the arguments and results may take
+  /// together (0: no limit), and how messages name the setting.
+  uint64_t memoryLimit = 0;
+  std::string memoryLimitSetting = "the memory limit";
+};
 
-/// The MLIR linalg exit: the module's text, or nullopt after reporting
-/// what it cannot express (E0915, at the operation's source location).
-std::optional<std::string> emitLinalg(Compilation &c, const ir::Module &m, const exits::LinalgOptions &options);
+/// Compiled code: a whole program's functions and tests, or a tensor
+/// entry. Keeps what it was compiled from alive.
+class Executable {
+public:
+  ~Executable();
+  /// Whether the program has function `name` (`main`).
+  bool has(std::string_view name) const;
+  /// The test blocks, by name, and the functions that run them.
+  const std::vector<std::pair<std::string, std::string>> &tests() const;
+  /// Runs a function of no arguments (main, a test); its i64 result, or
+  /// nullopt with `error` set.
+  std::optional<int64_t> run(const std::string &function, std::string &error);
+  /// The host entry of a tensor function: takes one KeelBuffer pointer per
+  /// parameter, then per result (keel/runtime/Buffer.h), each checked
+  /// against the static type; null with `error` set.
+  using Entry = void (*)(KeelBuffer **);
+  Entry entry(const std::string &function, std::string &error);
 
-/// The StableHLO exit: the module's text, or nullopt after reporting what
-/// it cannot express (E0915) or an entry that does not declare `![gpu]`
-/// (E0120, with the signature that declares it as help).
-std::optional<std::string> emitStableHlo(Compilation &c, const ir::Module &m, const exits::StableHloOptions &options);
+  struct Impl;
+  explicit Executable(std::unique_ptr<Impl> impl);
 
-/// A whole program (scalar functions, tests and their tensor expressions):
-/// frontEnd, instantiate, runPasses (fusion on by default), lowerForCpu.
-std::optional<loop::Module> compileProgram(Compilation &c, FileId file);
+private:
+  std::unique_ptr<Impl> impl_;
+};
 
-/// LLVM code generation, its -O2 pipeline and the JIT; nullptr after an
-/// internal error (verified loop IR must compile).
-std::unique_ptr<codegen::Program> jit(Compilation &c, const loop::Module &m);
+/// What a request gives back.
+struct Compiled {
+  enum class Status : uint8_t {
+    Ok,
+    Error,    ///< diagnostics in the engine, or `error`
+    Internal, ///< Keel's bug, reported as an internal-error diagnostic
+  };
+  Status status = Status::Error;
+  std::string error; ///< a problem with the request (an argument), not the source
+  std::string text;  ///< TensorIr, LoopIr, LlvmIr(Optimized), ExitText, Checked with dumpAst
+  std::string dot;   ///< TensorIr with `dot`
+  std::optional<Signature> signature;  ///< a tensor entry's
+  std::vector<rt::Tensor> inputs;      ///< Executable: the arguments in the entry's parameter types and layouts
+  uint64_t hostBytes = 0;              ///< Executable: what the arguments and results take (under memoryLimit)
+  std::shared_ptr<Executable> executable;
+  bool ok() const { return status == Status::Ok; }
+};
+
+/// Compiles `request` from `m`, to `c.options.target`.
+Compiled compile(Compilation &c, const Loaded &m, Request request);
 
 } // namespace keel::pipeline
 

@@ -95,14 +95,11 @@ ExprPtr unaryElement(ir::UnaryCode code, DType t, ExprPtr x) {
   switch (code) {
   case ir::UnaryCode::Neg: return t == DType::I4 ? wrap4(apply(UnaryOp::Neg)) : apply(UnaryOp::Neg);
   case ir::UnaryCode::Abs: return t == DType::I4 ? wrap4(apply(UnaryOp::Abs)) : apply(UnaryOp::Abs);
-  case ir::UnaryCode::Exp: return apply(UnaryOp::Exp);
-  case ir::UnaryCode::Log: return apply(UnaryOp::Log);
-  case ir::UnaryCode::Tanh: return apply(UnaryOp::Tanh);
-  case ir::UnaryCode::Sigmoid: return apply(UnaryOp::Sigmoid);
-  case ir::UnaryCode::Gelu: return apply(UnaryOp::Gelu);
-  case ir::UnaryCode::Silu: return apply(UnaryOp::Silu);
-  case ir::UnaryCode::Sqrt: return apply(UnaryOp::Sqrt);
-  case ir::UnaryCode::Rsqrt: return apply(UnaryOp::Rsqrt);
+#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary)                                           \
+  case ir::UnaryCode::Enum:                                                                                 \
+    return apply(UnaryOp::Enum);
+#include "keel/support/MathFunctions.def"
+#undef KEEL_MATH_FUNCTION
   case ir::UnaryCode::Relu: { // maximum(x, +0): NaN stays NaN, -0 becomes +0
     auto relu = [](std::vector<ExprPtr> a) {
       Type ty = a[0]->type;

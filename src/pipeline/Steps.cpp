@@ -1,4 +1,4 @@
-//===- Pipeline.cpp - The one compile pipeline, top to bottom -------------===//
+//===- Steps.cpp - The pipeline's steps, top to bottom --------------------===//
 //
 // Each step below is one call (into the layer that does the work), then its
 // instrumentation: timed under its name, printed after when asked, and
@@ -7,11 +7,13 @@
 // themselves.
 //
 //===----------------------------------------------------------------------===//
-#include "keel/pipeline/Pipeline.h"
+#include "keel/pipeline/Steps.h"
 
 #include "keel/instantiate/LowerScalar.h"
 #include "keel/ir/Text.h"
 #include "keel/ir/Verifier.h"
+#include "keel/sema/Solver.h"
+#include "keel/syntax/Parser.h"
 #include "keel/exits/cpu/Lower.h"
 #include "keel/exits/cpu/Schedule.h"
 #include "keel/support/Codes.h"
@@ -139,7 +141,12 @@ void Compilation::addTime(std::string_view name, double seconds) {
   times_.emplace_back(std::string(name), seconds);
 }
 
-Compilation::~Compilation() {
+Compilation::~Compilation() { finish(); }
+
+void Compilation::finish() {
+  if (finished_)
+    return;
+  finished_ = true;
   if (!options.timePasses || times_.empty())
     return;
   double total = 0;
@@ -162,12 +169,15 @@ Compilation::~Compilation() {
 Checked frontEnd(Compilation &c, FileId file) {
   Checked out;
   size_t before = c.diags.errorCount();
-  out.program = c.timed("parse", [&] { return syntax::parse(c.sources, file, c.diags, c.options.limits); });
+  static_assert(kMaxNestingLimit == syntax::kMaxNestingLimit);
+  syntax::ParseLimits limits;
+  limits.maxNesting = c.options.maxNesting;
+  out.program = c.timed("parse", [&] { return syntax::parse(c.sources, file, c.diags, limits); });
   if (c.diags.errorCount() > before)
     return out;
   out.checked = c.timed("check", [&] {
-    return c.options.solver ? sema::check(c.sources, out.program, c.diags, *c.options.solver)
-                  : sema::check(c.sources, out.program, c.diags);
+    return c.options.proofs ? sema::check(c.sources, out.program, c.diags, c.options.proofs->solver())
+                            : sema::check(c.sources, out.program, c.diags);
   });
   out.ok = c.diags.errorCount() == before;
   return out;
@@ -228,8 +238,8 @@ bool runPasses(Compilation &c, ir::Module &m, bool fuseByDefault) {
 }
 
 std::optional<loop::Module> lowerForCpu(Compilation &c, const ir::Module &m, loop::Module into) {
-  switch (c.options.exit) {
-  case Exit::Cpu: {
+  switch (c.options.target) {
+  case Target::Cpu: {
     cpu::Schedule schedule;
     if (!guarded(c, "schedule", [&] { schedule = c.timed("schedule", [&] { return cpu::cpuSchedule(m); }); }))
       return std::nullopt;
@@ -238,10 +248,14 @@ std::optional<loop::Module> lowerForCpu(Compilation &c, const ir::Module &m, loo
       return std::nullopt;
     break;
   }
-  case Exit::CpuReference:
+  case Target::CpuReference:
     if (!guarded(c, "lower", [&] { c.timed("lower", [&] { cpu::lowerReference(m, into); }); }))
       return std::nullopt;
     break;
+  case Target::Linalg: case Target::StableHlo:
+    c.diags.internalError(Span{}, "the CPU exit was asked to lower for the " + std::string(targetName(c.options.target)) +
+                                      " target");
+    return std::nullopt;
   }
   c.printAfter("lower", true, [&] { return loop::print(into); });
   if (!c.timed("verify", [&] { return verifyLoops(c, "lower", into); }))
@@ -335,6 +349,10 @@ std::optional<loop::Module> compileProgram(Compilation &c, FileId file) {
   Checked source = frontEnd(c, file);
   if (!source.ok)
     return std::nullopt;
+  return lowerProgram(c, source);
+}
+
+std::optional<loop::Module> lowerProgram(Compilation &c, const Checked &source) {
   std::optional<instantiate::ScalarProgram> program = c.timed("instantiate", [&] {
     return instantiate::lowerScalarProgram(c.sources, source.program, source.checked, c.diags);
   });
