@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Sets up and builds Keel, then runs the whole test suite (every label:
-# unit, crosscheck, cli, exhaustive) with two jobs. Extra arguments go to
-# ctest (`-L unit`).
+# Sets up and builds Keel, then runs the whole test suite (the labels unit,
+# crosscheck, cli, exhaustive) with two jobs. Extra arguments go to ctest in
+# place of the default selection (`-L unit`; `-L sweep` runs the slowest
+# sweeps, sin and cos on every f32 input, which .ci/run runs after this).
 #
 #   scripts/test.sh --sanitize [CTEST-ARGS...]
 #     builds build-sanitize/ with AddressSanitizer, LeakSanitizer and
@@ -20,8 +21,11 @@ if [ "${1:-}" = "--sanitize" ]; then
   export KEEL_FUZZ_ITERATIONS="${KEEL_FUZZ_ITERATIONS:-4}"
   export KEEL_LINALG_ITERATIONS="${KEEL_LINALG_ITERATIONS:-2}"
   cd build-sanitize
-  exec ctest -j2 --output-on-failure --timeout 1800 -LE exhaustive "$@"
+  exec ctest -j2 --output-on-failure --timeout 1800 -LE "exhaustive|sweep" "$@"
 fi
 bash scripts/setup.sh
 cd build
+if [ $# -eq 0 ]; then
+  set -- -LE sweep
+fi
 ctest -j2 --output-on-failure --timeout 900 "$@"

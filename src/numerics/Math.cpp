@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "keel/numerics/Math.h"
 
+#include "DoubleDouble.h"
+
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -19,6 +21,8 @@
 #include <limits>
 
 namespace {
+
+using namespace keel::fp::dd;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN(); // 0x7FF8000000000000
@@ -53,54 +57,6 @@ double nearestInteger(double v) {
 constexpr double kLn2Hi = 0x1.62e42fee00000p-1;
 constexpr double kLn2Lo = 0x1.a39ef35793c76p-33;
 constexpr double kInvLn2 = 0x1.71547652b82fep0;
-
-//===-- Double-double arithmetic ----------------------------------------===//
-
-struct DD {
-  double hi, lo;
-};
-
-DD twoSum(double a, double b) {
-  double s = a + b, bb = s - a;
-  return {s, (a - (s - bb)) + (b - bb)};
-}
-DD fastTwoSum(double a, double b) { // |a| >= |b|
-  double s = a + b;
-  return {s, b - (s - a)};
-}
-/// Dekker's split: hi has at most 26 significant bits, hi + lo == a.
-DD split(double a) {
-  double c = 134217729.0 * a; // 2^27 + 1
-  double hi = c - (c - a);
-  return {hi, a - hi};
-}
-DD twoProd(double a, double b) {
-  double p = a * b;
-  DD x = split(a), y = split(b);
-  return {p, ((x.hi * y.hi - p) + x.hi * y.lo + x.lo * y.hi) + x.lo * y.lo};
-}
-DD add(DD a, DD b) {
-  DD s = twoSum(a.hi, b.hi);
-  DD t = twoSum(a.lo, b.lo);
-  s = fastTwoSum(s.hi, s.lo + t.hi);
-  return fastTwoSum(s.hi, s.lo + t.lo);
-}
-DD mul(DD a, DD b) {
-  DD p = twoProd(a.hi, b.hi);
-  return fastTwoSum(p.hi, p.lo + (a.hi * b.lo + a.lo * b.hi));
-}
-DD mul(DD a, double b) {
-  DD p = twoProd(a.hi, b);
-  return fastTwoSum(p.hi, p.lo + a.lo * b);
-}
-DD div(DD a, DD b) {
-  double q1 = a.hi / b.hi;
-  DD r = add(a, mul(b, -q1));
-  double q2 = r.hi / b.hi;
-  r = add(r, mul(b, -q2));
-  double q3 = r.hi / b.hi;
-  return add(fastTwoSum(q1, q2), DD{q3, 0});
-}
 
 //===-- exp and expm1 ---------------------------------------------------===//
 

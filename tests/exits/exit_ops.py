@@ -14,7 +14,7 @@ programs are tensor IR text generated here, one module per group, each
 returning every result.
 
 With `math` dialect transcendentals (the default) exp, log, tanh, sigmoid,
-silu, gelu, rsqrt and pow are the host library's: they are allowed ULPS
+silu, gelu, rsqrt, sin, cos and pow are the host library's: they are allowed ULPS
 units in the last place (per dtype) (NaN, infinity and sign must agree); with
 --keel-math every result is exact. Through StableHLO they are the
 interpreter's (gelu and silu: the exit's decompositions), allowed
@@ -58,7 +58,7 @@ def stablehlo_ulps(label, dtype):
     if label.startswith("gelu ") and dtype in STABLEHLO_GELU_ULPS:
         return STABLEHLO_GELU_ULPS[dtype]
     return STABLEHLO_ULPS.get(dtype, 0)
-TRANSCENDENTAL = {"exp", "log", "tanh", "sigmoid", "silu", "gelu", "rsqrt", "pow"}
+TRANSCENDENTAL = {"exp", "log", "tanh", "sigmoid", "silu", "gelu", "rsqrt", "pow", "sin", "cos"}
 
 rng = random.Random(20261130)
 
@@ -209,7 +209,8 @@ def build(group, lengths, dtypes, stablehlo=False):
         n = lengths[t]
         ty = f"{t}[{n}]"
         if group == "elementwise":
-            for code in ("neg", "abs", "exp", "log", "tanh", "sigmoid", "gelu", "silu", "sqrt", "rsqrt", "relu", "not"):
+            for code in ("neg", "abs", "exp", "log", "tanh", "sigmoid", "gelu", "silu", "sqrt", "rsqrt", "sin", "cos",
+                         "relu", "not"):
                 if legal_unary(code, t):
                     p.result(p.add(f"unary.{code}(%a_{t})", ty, code), f"{code} {t}", code in TRANSCENDENTAL)
                     types.append(ty)

@@ -24,6 +24,8 @@ fn sl(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return silu(x); }
 fn ge(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return gelu(x); }
 fn sq(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return sqrt(x); }
 fn rs(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return rsqrt(x); }
+fn sn(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return sin(x); }
+fn cs(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return cos(x); }
 fn pw(a: Tensor<f32, [N]>, b: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return pow(a, b); }
 fn signs(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return relu(x) + abs(-x); }
 fn mx(a: Tensor<f32, [N]>, b: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return max(a, b); }
@@ -194,6 +196,12 @@ def cases():
     m1, m2 = rng.standard_normal((5, 7)).astype(F32), rng.standard_normal((7, 3)).astype(F32)
     big1, big2 = rng.standard_normal((33, 70)).astype(F32), rng.standard_normal((70, 65)).astype(F32)
     long_x = (rng.standard_normal(1003) * 8).astype(F32)
+    # Ordinary arguments, the f32 values nearest multiples of pi/2 up to
+    # 2^100 (exact reduction matters there), and huge ones.
+    trig = np.concatenate([(rng.standard_normal(200) * 8),
+                           np.array([k * math.pi / 2 for k in range(1, 60)] +
+                                    [2.0 ** e * math.pi / 2 for e in range(1, 100, 3)]),
+                           np.array([1e30, -3e38, 3.4e38, 65536.0, 1e-30, -2.0 ** -140])]).astype(F32)
     tile1 = (rng.standard_normal((12, 37)) * np.exp(rng.uniform(-10, 10, (12, 37)))).astype(F32)
     tile2 = rng.standard_normal((37, 48)).astype(F32)
     tileb1, tileb2 = rng.standard_normal((3, 8, 5)).astype(F32), rng.standard_normal((3, 5, 32)).astype(F32)
@@ -237,6 +245,9 @@ def cases():
         ("ge", {"x": wide}, lambda: via_f64(lambda v: 0.5 * v * math.erfc(-v / math.sqrt(2)))(wide)),
         ("sq", {"x": positive}, lambda: np.sqrt(positive)),
         ("rs", {"x": positive}, lambda: via_f64(lambda v: 1 / math.sqrt(v))(positive)),
+        # sin and cos are correctly rounded on f32: glibc's double rounded once.
+        ("sn", {"x": trig}, lambda: via_f64(math.sin)(trig)),
+        ("cs", {"x": trig}, lambda: via_f64(math.cos)(trig)),
         ("pw", {"a": np.abs(a), "b": b}, lambda: via_f64(lambda v: v)(np.abs(a).astype(np.float64) ** b.astype(np.float64))),
         ("signs", {"x": special}, lambda: np.where(np.isnan(special), special, np.where(special > 0, special, F32(0)))
          + np.abs(special)),

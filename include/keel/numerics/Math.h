@@ -7,6 +7,9 @@
  * accuracy against GNU MPFR is in docs/semantics.md.
  *
  *   exp log tanh sigmoid silu gelu pow   f64, from their own algorithms
+ *   sin cos                              exact argument reduction (Payne-Hanek)
+ *                                        and double-double kernels (Trig.cpp);
+ *                                        f32 forms correctly rounded
  *   sqrt                                 the IEEE square root (exact rounding)
  *   rsqrt                                1 / sqrt(x), two IEEE roundings
  *
@@ -16,7 +19,8 @@
  * the result once to f32 (rsqrt: 1 / sqrt in f64, rounded once to f32),
  * except tanh and gelu, whose f32 forms are their own f64 evaluations
  * (tanh: a shorter series, relative error below 2^-40 before the final
- * rounding; gelu: plain f64 instead of double-double, error below 2^-46).
+ * rounding; gelu: plain f64 instead of double-double, error below 2^-46);
+ * sin and cos round their double-double result once to f32, correctly.
  * NaN inputs give a quiet NaN of the input (its payload kept); invalid
  * operations (log of a negative number, pow of a negative number to a
  * non-integer) give the positive quiet NaN 0x7FF8000000000000.
@@ -29,7 +33,7 @@
 extern "C" {
 #endif
 
-#define KEEL_MATH_UNARY(X) X(exp) X(log) X(tanh) X(sigmoid) X(silu) X(gelu) X(sqrt) X(rsqrt)
+#define KEEL_MATH_UNARY(X) X(exp) X(log) X(tanh) X(sigmoid) X(silu) X(gelu) X(sqrt) X(rsqrt) X(sin) X(cos)
 
 #define KEEL_DECLARE_MATH(NAME)                                                \
   double keel_##NAME##_f64(double x);                                          \
