@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <map>
+#include <mutex>
 
 namespace keel::codegen {
 
@@ -791,12 +792,22 @@ llvm::orc::SymbolMap helperSymbols(llvm::orc::LLJIT &jit) {
 } // namespace
 
 namespace {
+/// The host target, registered once per process: LLVM's target registry is
+/// not safe to fill from two threads at once, and compilations may run on
+/// several (pipeline::compile).
+void initializeTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
 /// LLVM's standard -O2 pipeline for this machine. It changes no result: the
 /// IR has no fast-math flags and no fmuladd, so floating-point operations
 /// are neither reassociated nor contracted.
 bool optimize(llvm::Module &module, std::string &error) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
+  initializeTarget();
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder) {
     error = llvm::toString(builder.takeError());
@@ -855,8 +866,7 @@ Program::Program() : impl_(std::make_unique<Impl>()) {}
 Program::~Program() = default;
 
 std::unique_ptr<Program> Program::compile(const loop::Module &m, std::string &error, CompileTimes *times) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
+  initializeTarget();
   auto clock = std::chrono::steady_clock::now();
   auto lap = [&](double CompileTimes::*field) {
     auto now = std::chrono::steady_clock::now();
