@@ -262,8 +262,13 @@ void reduceF32(double x, unsigned &q, double &r) {
     q = (q + 1) & 3;
     f = (static_cast<U128>(1) << 126) - f;
   }
-  // Its top 64 bits (f is never 0: pi is irrational), as a double: within
-  // 2^-52 relative, then times pi/2 (one more rounding).
+  // Its top 64 bits, as a double: within 2^-52 relative, then times pi/2
+  // (one more rounding). (f is never 0, pi being irrational; were it, so
+  // would r be.)
+  if (f == 0) {
+    r = 0;
+    return;
+  }
   uint64_t high = static_cast<uint64_t>(f >> 64);
   int lz = high ? std::countl_zero(high) : 64 + std::countl_zero(static_cast<uint64_t>(f));
   uint64_t top = static_cast<uint64_t>((f << lz) >> 64);
