@@ -158,7 +158,8 @@ int tensorEntry(const TensorRunOptions &o, const ExitEmitOptions *exit) {
   request.product = exit ? pipeline::Product::ExitText : pipeline::Product::Executable;
   request.mainFunction = exit && exit->main;
   request.keelMath = exit && exit->keelMath;
-  request.memoryLimit = static_cast<uint64_t>(keel_rt_memory_limit());
+  const uint64_t memoryLimit = static_cast<uint64_t>(keel_rt_memory_limit());
+  request.memoryLimit = memoryLimit;
   request.memoryLimitSetting = "keel run --max-memory";
   pipeline::Compiled compiled;
   {
@@ -176,7 +177,7 @@ int tensorEntry(const TensorRunOptions &o, const ExitEmitOptions *exit) {
     std::fputs(compiled.text.c_str(), stdout);
     return 0;
   }
-  keel_rt_set_memory_limit(static_cast<int64_t>(request.memoryLimit - compiled.hostBytes)); // what compiled code may hold
+  keel_rt_set_memory_limit(static_cast<int64_t>(memoryLimit - compiled.hostBytes)); // what compiled code may hold
   return runEntry(o, compiled);
 }
 
