@@ -195,24 +195,20 @@ DD sinDD(double x) {
   bool minus = x < 0;
   Reduced red = reduce(minus ? -x : x);
   DD v;
-  switch (red.quadrant) {
-  case 0: v = sinKernel(red.r); break;
-  case 1: v = cosKernel(red.r); break;
-  case 2: v = negate(sinKernel(red.r)); break;
-  default: v = negate(cosKernel(red.r)); break; // 3 (quadrants are modulo 4)
-  }
+  // Quadrants are modulo 4: odd ones take the cosine, the upper two negate.
+  v = (red.quadrant & 1) ? cosKernel(red.r) : sinKernel(red.r);
+  if (red.quadrant & 2)
+    v = negate(v);
   return minus ? negate(v) : v;
 }
 
 /// cos(x) for finite x, as a double-double.
 DD cosDD(double x) {
   Reduced red = reduce(x < 0 ? -x : x);
-  switch (red.quadrant) {
-  case 0: return cosKernel(red.r);
-  case 1: return negate(sinKernel(red.r));
-  case 2: return negate(cosKernel(red.r));
-  default: return sinKernel(red.r); // 3 (quadrants are modulo 4)
-  }
+  // cos(x) = sin(x + pi/2): one quadrant on.
+  unsigned q = red.quadrant + 1;
+  DD v = (q & 1) ? cosKernel(red.r) : sinKernel(red.r);
+  return (q & 2) ? negate(v) : v;
 }
 
 /// hi + lo rounded once to f32 (|lo| <= ulp(hi) / 2): float(hi), moved to

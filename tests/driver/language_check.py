@@ -31,34 +31,32 @@ ADMITS = {
 }
 
 
-def table_rows(path):
+def read_rows(path, macro, pattern, row):
+    """row(match) for each line of a .def file that is a `macro(` row."""
     rows = []
-    pattern = re.compile(r'^KEEL_BUILTIN\((\w+), "([^"]+)", (\w+), (\w+), (.+?), "([^"]*)", "([^"]*)", "([^"]*)"\)$')
     with open(path) as f:
         for line in f:
-            if line.startswith("KEEL_BUILTIN("):
-                m = pattern.match(line.strip())
+            if line.startswith(macro + "("):
+                m = re.match(pattern, line.strip())
                 if not m:
                     sys.exit(f"language_check: cannot read {line.strip()}")
-                rows.append({"id": m[1], "name": m[2], "dtypes": m[4], "signature": m[7], "summary": m[8]})
+                rows.append(row(m))
     return rows
+
+
+def table_rows(path):
+    return read_rows(path, "KEEL_BUILTIN",
+                     r'^KEEL_BUILTIN\((\w+), "([^"]+)", (\w+), (\w+), (.+?), "([^"]*)", "([^"]*)", "([^"]*)"\)$',
+                     lambda m: {"id": m[1], "name": m[2], "dtypes": m[4], "signature": m[7], "summary": m[8]})
 
 
 def math_rows(path):
     """Builtins.def's rows of the math functions: KEEL_MATH_FUNCTION(Enum,
     name, "mlir", "stablehlo", "summary") is a Unary, FloatMath built-in
     `name(x: T) -> T`."""
-    rows = []
-    pattern = re.compile(r'^KEEL_MATH_FUNCTION\((\w+), (\w+), "([^"]*)", "([^"]*)", "([^"]*)"\)$')
-    with open(path) as f:
-        for line in f:
-            if line.startswith("KEEL_MATH_FUNCTION("):
-                m = pattern.match(line.strip())
-                if not m:
-                    sys.exit(f"language_check: cannot read {line.strip()}")
-                rows.append({"id": m[1], "name": m[2], "dtypes": "FloatMath", "signature": f"{m[2]}(x: T) -> T",
-                             "summary": m[5]})
-    return rows
+    return read_rows(path, "KEEL_MATH_FUNCTION", r'^KEEL_MATH_FUNCTION\((\w+), (\w+), "([^"]*)", "([^"]*)", "([^"]*)"\)$',
+                     lambda m: {"id": m[1], "name": m[2], "dtypes": "FloatMath", "signature": f"{m[2]}(x: T) -> T",
+                                "summary": m[5]})
 
 
 def doc_rows(text):
