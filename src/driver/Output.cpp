@@ -79,8 +79,13 @@ OptionResult parsePipelineOption(const std::vector<std::string_view> &args, size
       options.target = pipeline::Target::Cpu;
     else if (*v == "reference")
       options.target = pipeline::Target::CpuReference;
+    else if (*v == "linalg") // keel ir / opt: the tensor IR that exit receives
+      options.target = pipeline::Target::Linalg;
+    else if (*v == "stablehlo")
+      options.target = pipeline::Target::StableHlo;
     else {
-      error = "--exit takes cpu (the default) or reference" + (missing ? "" : ", not '" + std::string(*v) + "'");
+      error = "--exit takes cpu (the default), reference, linalg or stablehlo" +
+              (missing ? "" : ", not '" + std::string(*v) + "'");
       return OptionResult::Bad;
     }
     return OptionResult::Taken;

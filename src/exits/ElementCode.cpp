@@ -20,6 +20,15 @@ bool isNativeFloat(DType t) { return t == DType::F32 || t == DType::F64; }
 /// The f32 or f64 type a float dtype computes in.
 DType computeWidth(DType t) { return t == DType::F64 ? DType::F64 : DType::F32; }
 
+/// `t`, a float dtype the exit computes in (linalgCapabilities): what
+/// legalization leaves for arithmetic, compare and the math functions.
+DType nativeFloat(DType t) {
+  if (!isNativeFloat(t))
+    throw std::logic_error("arithmetic on " + std::string(ir::dtypeName(t)) +
+                           " reached the linalg exit's element code (legalization computes it in f32)");
+  return t;
+}
+
 uint64_t encodingOf(DType t, double v) { return fp::fromF64(*ir::formatOf(t), v); }
 
 /// The format a low-precision helper rounds to, by name (`fp8e4m3fn`).
@@ -342,24 +351,11 @@ std::string Block::widenToI64(DType from, const std::string &x) {
 }
 
 std::string Block::floatToInt(DType from, DType to, const std::string &x) {
-  // Widened exactly to f64, truncated toward zero, saturated; NaN is 0.
-  std::string w = from == DType::F64 ? x : op("arith.extf " + toF32(from, x) + " : f32 to f64");
-  int bits = ir::encodingBits(to);
-  bool isSigned = ir::isSignedType(to);
-  double lo = isSigned ? -std::ldexp(1.0, bits - 1) : 0.0, hi = std::ldexp(1.0, isSigned ? bits - 1 : bits);
-  uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-  uint64_t minBits = isSigned ? (uint64_t{1} << (bits - 1)) : 0, maxBits = isSigned ? mask >> 1 : mask;
-  std::string nan = op("arith.cmpf uno, " + w + ", " + w + " : f64");
-  std::string below = op("arith.cmpf olt, " + w + ", " + f64(lo) + " : f64");
-  std::string above = op("arith.cmpf oge, " + w + ", " + f64(hi) + " : f64");
-  std::string out = op("arith.ori " + op("arith.ori " + nan + ", " + below + " : i1") + ", " + above + " : i1");
-  std::string safe = op("arith.select " + out + ", " + f64(0.0) + ", " + w + " : f64");
-  std::string q = op(std::string(isSigned ? "arith.fptosi " : "arith.fptoui ") + safe + " : f64 to i64");
-  if (bits < 64)
-    q = op("arith.trunci " + q + " : i64 to " + ty(to));
-  q = op("arith.select " + above + ", " + constant(to, maxBits) + ", " + q + " : " + ty(to));
-  q = op("arith.select " + below + ", " + constant(to, minBits) + ", " + q + " : " + ty(to));
-  return op("arith.select " + nan + ", " + constant(to, 0) + ", " + q + " : " + ty(to));
+  // Legalization guarded the operand: a number in `to`'s range, from f32
+  // or f64. Widened exactly to f64, truncated toward zero in i64.
+  std::string w = from == DType::F64 ? x : op("arith.extf " + x + " : " + ty(from) + " to f64");
+  std::string q = op(std::string(ir::isSignedType(to) ? "arith.fptosi " : "arith.fptoui ") + w + " : f64 to i64");
+  return ir::encodingBits(to) < 64 ? op("arith.trunci " + q + " : i64 to " + ty(to)) : q;
 }
 
 std::string Block::intToFloat(DType from, DType to, const std::string &x) {
@@ -459,10 +455,8 @@ std::string Block::transcendental(ir::UnaryCode c, const std::string &w, const s
 std::string Block::unary(ir::UnaryCode c, DType t, const std::string &x) {
   using U = ir::UnaryCode;
   if (ir::isFloatType(t)) {
-    DType w = computeWidth(t);
-    std::string wt = ty(w);
-    std::string v = t == DType::F64 ? x : toF32(t, x);
-    std::string r;
+    DType w = nativeFloat(t);
+    std::string wt = ty(w), v = x, r;
     switch (c) {
     case U::Neg: r = op("arith.negf " + v + " : " + wt); break;
     case U::Abs: r = op("math.absf " + v + " : " + wt); break;
@@ -481,7 +475,7 @@ std::string Block::unary(ir::UnaryCode c, DType t, const std::string &x) {
       }
       break;
     }
-    return t == DType::F64 ? r : fromF32(t, r);
+    return r;
   }
   std::string T = ty(t);
   switch (c) {
@@ -501,33 +495,10 @@ std::string Block::unary(ir::UnaryCode c, DType t, const std::string &x) {
   return x;
 }
 
-std::string Block::divide(bool remainder, DType t, const std::string &a, const std::string &b) {
-  // x / 0 = 0, x % 0 = x, MIN / -1 = MIN, MIN % -1 = 0: the divisor is made
-  // 1 where MLIR's division would be undefined, and the result chosen.
-  std::string T = ty(t);
-  bool isSigned = ir::isSignedType(t);
-  std::string zero = constant(t, 0), one = constant(t, 1);
-  std::string byZero = op("arith.cmpi eq, " + b + ", " + zero + " : " + T);
-  std::string bad = byZero;
-  if (isSigned) {
-    int bits = ir::encodingBits(t);
-    std::string isMin = op("arith.cmpi eq, " + a + ", " + constant(t, uint64_t{1} << (bits - 1)) + " : " + T);
-    std::string isMinusOne = op("arith.cmpi eq, " + b + ", " + constant(t, ~uint64_t{0}) + " : " + T);
-    bad = op("arith.ori " + byZero + ", " + op("arith.andi " + isMin + ", " + isMinusOne + " : i1") + " : i1");
-  }
-  std::string divisor = op("arith.select " + bad + ", " + one + ", " + b + " : " + T);
-  std::string mnemonic = remainder ? (isSigned ? "arith.remsi " : "arith.remui ") : (isSigned ? "arith.divsi " : "arith.divui ");
-  std::string q = op(mnemonic + a + ", " + divisor + " : " + T);
-  return op("arith.select " + byZero + ", " + (remainder ? a : zero) + ", " + q + " : " + T);
-}
-
 std::string Block::binary(ir::BinaryCode c, DType t, const std::string &a, const std::string &b) {
   using B = ir::BinaryCode;
   if (ir::isFloatType(t)) {
-    DType w = computeWidth(t);
-    std::string wt = ty(w);
-    std::string x = t == DType::F64 ? a : toF32(t, a), y = t == DType::F64 ? b : toF32(t, b);
-    std::string mnemonic;
+    std::string wt = ty(nativeFloat(t)), x = a, y = b, mnemonic;
     switch (c) {
     case B::Add: mnemonic = "arith.addf"; break;
     case B::Sub: mnemonic = "arith.subf"; break;
@@ -543,7 +514,7 @@ std::string Block::binary(ir::BinaryCode c, DType t, const std::string &a, const
                         ? op("func.call " + helpers_.use("keel_pow_" + wt) + "(" + x + ", " + y + ") : (" + wt + ", " + wt +
                              ") -> " + wt)
                         : op(mnemonic + " " + x + ", " + y + " : " + wt);
-    return t == DType::F64 ? r : fromF32(t, r);
+    return r;
   }
   std::string T = ty(t);
   bool isSigned = ir::isSignedType(t);
@@ -551,8 +522,9 @@ std::string Block::binary(ir::BinaryCode c, DType t, const std::string &a, const
   case B::Add: return op("arith.addi " + a + ", " + b + " : " + T); // wrapping
   case B::Sub: return op("arith.subi " + a + ", " + b + " : " + T);
   case B::Mul: return op("arith.muli " + a + ", " + b + " : " + T);
-  case B::Div: return divide(false, t, a, b);
-  case B::Rem: return divide(true, t, a, b);
+  // Legalization guarded the divisor: never 0, nor -1 under MIN.
+  case B::Div: return op(std::string(isSigned ? "arith.divsi " : "arith.divui ") + a + ", " + b + " : " + T);
+  case B::Rem: return op(std::string(isSigned ? "arith.remsi " : "arith.remui ") + a + ", " + b + " : " + T);
   case B::Min: return op(std::string(isSigned ? "arith.minsi " : "arith.minui ") + a + ", " + b + " : " + T);
   case B::Max: return op(std::string(isSigned ? "arith.maxsi " : "arith.maxui ") + a + ", " + b + " : " + T);
   case B::And: return op("arith.andi " + a + ", " + b + " : " + T);
@@ -566,8 +538,6 @@ std::string Block::binary(ir::BinaryCode c, DType t, const std::string &a, const
 std::string Block::compare(ir::CompareDir d, DType t, const std::string &a, const std::string &b) {
   using D = ir::CompareDir;
   if (ir::isFloatType(t)) {
-    DType w = computeWidth(t);
-    std::string x = t == DType::F64 ? a : toF32(t, a), y = t == DType::F64 ? b : toF32(t, b);
     std::string pred;
     switch (d) {
     case D::Eq: pred = "oeq"; break;
@@ -577,7 +547,7 @@ std::string Block::compare(ir::CompareDir d, DType t, const std::string &a, cons
     case D::Gt: pred = "ogt"; break;
     case D::Ge: pred = "oge"; break;
     }
-    return op("arith.cmpf " + pred + ", " + x + ", " + y + " : " + ty(w));
+    return op("arith.cmpf " + pred + ", " + a + ", " + b + " : " + ty(nativeFloat(t)));
   }
   bool isSigned = ir::isSignedType(t) && t != DType::Bool;
   std::string pred;

@@ -2,18 +2,16 @@
 //
 // Private to the MLIR exits. Writes what one element of each tensor IR
 // operation computes (docs/semantics.md) as MLIR `arith` and `math`
-// operations, keeping Keel's meaning wherever MLIR's defaults differ:
+// operations, keeping Keel's meaning wherever MLIR's defaults differ.
+// It receives legalized IR (transforms/Legalize.h, linalgCapabilities):
+// arithmetic only on f32, f64 and integers, integer division with a
+// guarded divisor, float to integer conversion of in-range numbers. What
+// it writes out itself is the conversions:
 //
-//   - f16, bf16, tf32 and fp8 arithmetic widens exactly to f32, computes,
-//     and rounds once to the format (correctly rounded: 24 >= 2p + 2);
 //   - roundings that MLIR's CPU lowering does not provide or gives another
 //     meaning (to tf32, to fp8 with e4m3fn's saturation, from f64 and i64
 //     to every low-precision format in one rounding) are helper functions
 //     written out in integer `arith` operations (`@keel.round.FORMAT`);
-//   - integer division and remainder by zero and MIN / -1 are guarded with
-//     `select` (MLIR's `divsi` by zero is undefined behaviour);
-//   - float to integer conversions truncate and saturate, NaN to 0
-//     (`fptosi` out of range is poison);
 //   - transcendentals are `math` operations, or with --keel-math calls to
 //     Keel's own functions (`keel_exp_f32`, ... from libkeel_math.so).
 //
@@ -85,7 +83,6 @@ private:
   std::string intToFloat(ir::DType from, ir::DType to, const std::string &x);
   std::string floatToFloat(ir::DType from, ir::DType to, const std::string &x);
   std::string transcendental(ir::UnaryCode c, const std::string &w, const std::string &x);
-  std::string divide(bool remainder, ir::DType t, const std::string &a, const std::string &b);
 
   int &counter_;
   std::string indent_;

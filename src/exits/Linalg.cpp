@@ -263,6 +263,7 @@ public:
   int &counter() { return counter_; }
   Helpers &helpers() { return helpers_; }
   const TensorType &type(ValueId v) const { return f_.valueTypes[v]; }
+  const Function &function() const { return f_; }
   std::string tensor(ValueId v) const { return ssa_.at(v); }
   void line(const std::string &text) { out_ += "    " + text + "\n"; }
   void raw(const std::string &text) { out_ += text; }
@@ -379,6 +380,7 @@ std::string Generic::value(ValueId v, const AffinePoint &p) {
     return memo_[key] = r;
   }
   const Op &o = *def->second;
+  linalgCapabilities().require(fe_.function(), o);
   const TensorType &t = fe_.type(v);
   auto operand = [&](size_t i) { return value(o.operands[i], p); };
   auto dtypeOf = [&](size_t i) { return fe_.type(o.operands[i]).dtype; };
@@ -966,6 +968,19 @@ std::string indented(const std::string &text) {
 }
 
 } // namespace
+
+const transforms::Capabilities &linalgCapabilities() {
+  static const transforms::Capabilities caps = [] {
+    transforms::Capabilities c;
+    c.exit = "linalg";
+    c.basicArithmetic = {DType::F32, DType::F64}; // the rest through f32, as legalization writes it
+    c.mathFunctions = {DType::F32, DType::F64};
+    c.saturatingFp8e4m3fn = true;                 // @keel.round.fp8e4m3fn saturates
+    c.convertingIota = true;                      // linalg.index converted in the body
+    return c;
+  }();
+  return caps;
+}
 
 LinalgOutput emitLinalg(const Module &m, const LinalgOptions &options) {
   LinalgOutput out;

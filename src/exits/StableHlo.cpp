@@ -58,19 +58,8 @@ std::string resultTypes(const std::vector<std::string> &types) {
 }
 
 bool isFloat(DType t) { return isFloatType(t); }
-bool isNative(DType t) { return t == DType::F32 || t == DType::F64; }
-/// f16 and bf16: StableHLO's IEEE operations in the format are Keel's
-/// correctly rounded ones.
-bool isIeeeHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
 
 const fp::FormatInfo &formatInfo(DType t) { return fp::info(*formatOf(t)); }
-
-/// Every value of `from` is a value of `to` (both floats).
-bool widensExactly(DType from, DType to) {
-  const fp::FormatInfo &a = formatInfo(from), &b = formatInfo(to);
-  return b.fractionBits >= a.fractionBits && b.maxExponent() >= a.maxExponent() &&
-         b.minExponent() - b.fractionBits <= a.minExponent() - a.fractionBits;
-}
 
 /// Every value of integer dtype `from` is a value of integer dtype `to`.
 bool intFits(DType from, DType to) {
@@ -80,7 +69,6 @@ bool intFits(DType from, DType to) {
   return !isSignedType(from) && b > a;
 }
 
-double largest(DType t) { return fp::toF64(*formatOf(t), fp::largestFinite(*formatOf(t))); }
 
 /// Module-wide state: the decomposition functions of composites, by name.
 struct ModuleState {
@@ -197,9 +185,6 @@ public:
 
 private:
   std::string intToInt(DType from, DType to, const std::string &x);
-  std::string floatToInt(DType from, DType to, const std::string &x);
-  std::string narrowFloat(DType from, DType to, const std::string &x);
-  std::string divide(bool remainder, DType t, const std::string &a, const std::string &b);
   std::string composite(UnaryCode c, DType t, const std::string &x);
 
 public:
@@ -215,12 +200,6 @@ public:
   }
 
 private:
-  /// f(x) computed in f32 and rounded once to t (Keel's low-precision rule).
-  template <typename F> std::string throughF32(DType t, const std::string &x, F f) {
-    std::string w = convert(t, DType::F32, x);
-    return convert(DType::F32, t, f(w));
-  }
-
   int &counter_;
   std::string indent_;
   ModuleState &module_;
@@ -249,50 +228,6 @@ std::string Code::intToInt(DType from, DType to, const std::string &x) {
   return cvt(DType::I64, to, s);
 }
 
-std::string Code::floatToInt(DType from, DType to, const std::string &x) {
-  // Toward zero, saturating, NaN to 0: out-of-range values and NaN are
-  // replaced before StableHLO's convert (whose overflow is the consumer's)
-  // and their results selected after it.
-  int bits = encodingBits(to);
-  bool isSigned = isSignedType(to);
-  double hi = std::ldexp(1.0, isSigned ? bits - 1 : bits), top = largest(from);
-  bool infinities = formatInfo(from).hasInfinity;
-  std::string high, low;
-  if (hi <= top)
-    high = cmp("GE", from, x, number(from, hi));
-  else if (infinities)
-    high = cmp("GT", from, x, number(from, top));
-  if (!isSigned)
-    low = cmp("LT", from, x, number(from, 0.0));
-  else if (hi <= top)
-    low = cmp("LE", from, x, number(from, -hi));
-  else if (infinities)
-    low = cmp("LT", from, x, number(from, -top));
-  std::string bad = either(either(high, low), cmp("NE", from, x, x));
-  std::string safe = sel(from, bad, number(from, 0.0), x);
-  std::string r = cvt(from, to, safe);
-  uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-  uint64_t maxEnc = isSigned ? mask >> 1 : mask, minEnc = isSigned ? (mask >> 1) + 1 : 0;
-  if (!high.empty())
-    r = sel(to, high, splat(to, maxEnc), r);
-  if (!low.empty())
-    r = sel(to, low, splat(to, minEnc), r);
-  return r;
-}
-
-std::string Code::narrowFloat(DType from, DType to, const std::string &x) {
-  // One rounding to nearest, ties to even, by StableHLO's convert; into
-  // fp8e4m3fn saturated first (its convert overflows to NaN): every value
-  // beyond +-448 rounds to +-448 in Keel.
-  std::string v = x;
-  if (to == DType::FP8E4M3FN && largest(from) > 448.0) {
-    std::string bound = number(from, 448.0);
-    std::string neg = number(from, -448.0);
-    v = op("stablehlo.clamp " + neg + ", " + x + ", " + bound + " : " + ty(from));
-  }
-  return cvt(from, to, v);
-}
-
 std::string Code::roundToTf32(const std::string &x) {
   std::string bits = bitcast(DType::F32, DType::U32, x);
   std::string lsb = bin("and", DType::U32, bin("shift_right_logical", DType::U32, bits, splat(DType::U32, 13)),
@@ -316,42 +251,13 @@ std::string Code::convert(DType from, DType to, const std::string &x) {
     return cvt(from, to, x);
   if (!isFloat(from) && !isFloat(to))
     return intToInt(from, to, x);
-  if (isFloat(from) && !isFloat(to))
-    return floatToInt(from, to, x);
-  if (!isFloat(from)) { // integer to float: one rounding; fp8e4m3fn saturates
-    std::string v = x;
-    if (to == DType::FP8E4M3FN && (encodingBits(from) > 9 || (!isSignedType(from) && encodingBits(from) > 8))) {
-      std::string lo = isSignedType(from) ? splat(from, static_cast<uint64_t>(int64_t{-448})) : splat(from, 0);
-      v = op("stablehlo.clamp " + lo + ", " + x + ", " + splat(from, 448) + " : " + ty(from));
-    }
-    return cvt(from, to, v);
-  }
-  if (widensExactly(from, to))
-    return cvt(from, to, x);
-  return narrowFloat(from, to, x);
-}
-
-std::string Code::divide(bool remainder, DType t, const std::string &a, const std::string &b) {
-  // Keel: x / 0 == 0, x % 0 == x, MIN / -1 == MIN, MIN % -1 == 0. The
-  // divisor becomes 1 where StableHLO's result would be the consumer's;
-  // a / 1 and a % 1 then give MIN and 0, and zero divisors are selected.
-  std::string zero = cmp("EQ", t, b, splat(t, 0));
-  std::string unsafe = zero;
-  if (isSignedType(t)) {
-    int bits = encodingBits(t);
-    uint64_t minEnc = uint64_t{1} << (bits - 1);
-    std::string minA = cmp("EQ", t, a, splat(t, minEnc));
-    std::string minusOne = cmp("EQ", t, b, splat(t, ~uint64_t{0}));
-    unsafe = bin("or", DType::Bool, zero, bin("and", DType::Bool, minA, minusOne));
-  }
-  std::string divisor = sel(t, unsafe, splat(t, 1), b);
-  std::string r = bin(remainder ? "remainder" : "divide", t, a, divisor);
-  return sel(t, zero, remainder ? a : splat(t, 0), r);
+  // A float to an integer (toward zero) of an in-range number, and into
+  // fp8e4m3fn of a value within +-448: legalization guarded both. The
+  // rest rounds once to nearest, ties to even, by StableHLO's convert.
+  return cvt(from, to, x);
 }
 
 std::string Code::unary(UnaryCode c, DType t, const std::string &x) {
-  if (isFp8Element(t)) // fp8: exactly in f32, rounded once (saturating)
-    return throughF32(t, x, [&](const std::string &w) { return unary(c, DType::F32, w); });
   switch (c) {
   case UnaryCode::Neg:
     return un("negate", t, x); // floats: the sign bit; integers: wrapping
@@ -366,12 +272,8 @@ std::string Code::unary(UnaryCode c, DType t, const std::string &x) {
 #undef KEEL_MATH_FUNCTION
     break;
   }
-  // The math functions: IEEE squareRoot is correctly rounded at f16 too;
-  // the others are computed in f32 (or f64) and rounded once.
-  if (c == UnaryCode::Sqrt && isIeeeHalf(t))
-    return un("sqrt", t, x);
-  if (!isNative(t))
-    return throughF32(t, x, [&](const std::string &w) { return unary(c, DType::F32, w); });
+  // The math functions, in f32 or f64 (and sqrt, an IEEE basic operation,
+  // in f16 and bf16): legalization computes the others in f32.
   std::string_view op = ir::mathFunction(c)->stablehlo;
   if (!op.empty())
     return un(std::string(op), t, x);
@@ -385,18 +287,14 @@ std::string Code::unary(UnaryCode c, DType t, const std::string &x) {
 }
 
 std::string Code::binary(BinaryCode c, DType t, const std::string &a, const std::string &b) {
-  // fp8 arithmetic, and pow below f32: exactly in f32, rounded once.
-  if (isFp8Element(t) || (c == BinaryCode::Pow && isFloat(t) && !isNative(t))) {
-    std::string wa = convert(t, DType::F32, a), wb = convert(t, DType::F32, b);
-    return convert(DType::F32, t, binary(c, DType::F32, wa, wb));
-  }
-  bool isInt = !isFloat(t) && t != DType::Bool;
+  // fp8 arithmetic and pow below f32 arrive computed in f32 (legalization);
+  // an integer divisor is never 0, nor -1 under MIN.
   switch (c) {
   case BinaryCode::Add: return bin("add", t, a, b);
   case BinaryCode::Sub: return bin("subtract", t, a, b);
   case BinaryCode::Mul: return bin("multiply", t, a, b);
-  case BinaryCode::Div: return isInt ? divide(false, t, a, b) : bin("divide", t, a, b);
-  case BinaryCode::Rem: return isInt ? divide(true, t, a, b) : bin("remainder", t, a, b); // floats: fmod, exact
+  case BinaryCode::Div: return bin("divide", t, a, b);
+  case BinaryCode::Rem: return bin("remainder", t, a, b); // floats: fmod, exact
   case BinaryCode::Min: return bin("minimum", t, a, b); // IEEE 754-2019 minimum
   case BinaryCode::Max: return bin("maximum", t, a, b);
   case BinaryCode::And: return bin("and", t, a, b);
@@ -408,8 +306,6 @@ std::string Code::binary(BinaryCode c, DType t, const std::string &a, const std:
 }
 
 std::string Code::compare(CompareDir d, DType t, const std::string &a, const std::string &b) {
-  if (isFp8Element(t)) // exactly, in f32
-    return compare(d, DType::F32, convert(t, DType::F32, a), convert(t, DType::F32, b));
   static const char *dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
   return cmp(dirs[static_cast<int>(d)], t, a, b);
 }
@@ -703,6 +599,7 @@ void FunctionEmitter::dot(const Op &o) {
 }
 
 void FunctionEmitter::emitOp(const Op &o) {
+  stableHloCapabilities().require(f_, o);
   code_.loc = mlirLocation(o.loc);
   const TensorType *out = o.resultTypes.empty() ? nullptr : &o.resultTypes[0];
   if (out)
@@ -728,21 +625,9 @@ void FunctionEmitter::emitOp(const Op &o) {
     define(o.results[0], code_.op("stablehlo.constant " + mlirDense(t, o.constant, kInts) + " : " + code_.ty(out->dtype)));
     return;
   }
-  case OpKind::Iota: {
-    // Exact when every index is a value of the dtype; else made in i64
-    // and converted as `convert` does (wrapping, rounding, saturating).
-    int64_t last = out->shape[static_cast<size_t>(o.axis)] - 1;
-    DType t = out->dtype;
-    bool exact = isFloat(t) ? !isFp8Element(t) && t != DType::TF32 && last <= (int64_t{1} << formatInfo(t).precision())
-                            : encodingBits(t) >= 64 || last <= static_cast<int64_t>((uint64_t{1} << (encodingBits(t) - (isSignedType(t) ? 1 : 0))) - 1);
-    if (exact) {
-      define(o.results[0], code_.op("stablehlo.iota dim = " + std::to_string(o.axis) + " : " + code_.ty(t)));
-    } else {
-      std::string i = code_.op("stablehlo.iota dim = " + std::to_string(o.axis) + " : " + code_.ty(DType::I64));
-      define(o.results[0], code_.convert(DType::I64, t, i));
-    }
+  case OpKind::Iota: // every index a value of the dtype (legalization)
+    define(o.results[0], code_.op("stablehlo.iota dim = " + std::to_string(o.axis) + " : " + code_.ty(out->dtype)));
     return;
-  }
   case OpKind::BroadcastInDim:
     define(o.results[0], code_.op("stablehlo.broadcast_in_dim " + operand(0) + ", dims = " + list(o.dims) + " : (" +
                                   tensorOf(dtypeOf(0), type(o.operands[0]).shape) + ") -> " + code_.ty(out->dtype)));
@@ -858,6 +743,22 @@ std::string emitMain(const Function &entry, const std::string &symbol, const std
 }
 
 } // namespace
+
+const transforms::Capabilities &stableHloCapabilities() {
+  static const transforms::Capabilities caps = [] {
+    transforms::Capabilities c;
+    c.exit = "StableHLO";
+    // StableHLO's IEEE operations in f16 and bf16 are Keel's correctly
+    // rounded ones; fp8 and the other math functions go through f32.
+    c.basicArithmetic = {DType::F16, DType::BF16, DType::F32, DType::F64};
+    c.mathFunctions = {DType::F32, DType::F64};
+    c.leftToExit = {DType::TF32}; // refused outside a contraction's operands
+    c.exactIota = {DType::I4, DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::U16, DType::U32,
+                   DType::U64, DType::F16, DType::BF16, DType::F32, DType::F64};
+    return c;
+  }();
+  return caps;
+}
 
 ExitOutput emitStableHlo(const Module &m, const StableHloOptions &options) {
   ExitOutput out;

@@ -400,6 +400,12 @@ private:
       if (std::find(seen.begin(), seen.end(), k) != seen.end())
         failAt(key.span, "attribute `" + k + "` is given twice");
       seen.push_back(k);
+      if (k == "guarded") { // a unit attribute
+        op.guarded = true;
+        if (!accept(","))
+          break;
+        continue;
+      }
       expect("=");
       if (k == "axis") op.axis = integer();
       else if (k == "acc") op.acc = dtype();

@@ -111,6 +111,8 @@ private:
     case OpKind::Relayout: case OpKind::Fusion: case OpKind::Return:
       break;
     }
+    if (op.guarded)
+      attrs += (attrs.empty() ? "" : ", ") + std::string("guarded");
     std::string results;
     for (size_t i = 0; i < op.results.size(); ++i)
       results += (i ? ", " : "") + define(op.results[i]);

@@ -103,7 +103,21 @@ private:
       if (!define(r, &o))
         return;
     // Stage 2: the operation's rule.
+    if (o.guarded && !guardable(o))
+      error(&o, "`" + opName(o) + "` cannot be `guarded` (only an integer division or remainder, or a conversion "
+                "from a float to an integer or into fp8e4m3fn)");
     rule(o, returnTypes);
+  }
+
+  /// The ops legalization may mark `guarded` (IR.h).
+  bool guardable(const Op &o) {
+    if (o.kind == OpKind::Binary)
+      return (o.binary == BinaryCode::Div || o.binary == BinaryCode::Rem) && !o.resultTypes.empty() &&
+             isIntegerType(o.resultTypes[0].dtype);
+    if (o.kind != OpKind::Convert || o.operands.empty() || o.resultTypes.empty())
+      return false;
+    DType from = typeOf(o.operands[0]).dtype, to = o.resultTypes[0].dtype;
+    return (isFloatType(from) && isIntegerType(to)) || to == DType::FP8E4M3FN;
   }
 
   void region(const Op &o) {

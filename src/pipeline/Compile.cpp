@@ -414,7 +414,10 @@ bool admits(Target target, Product product, std::string &error) {
       return true;
     break;
   }
-  error = "the " + std::string(targetName(target)) + " target gives no such product";
+  error = textExit ? "the " + std::string(targetName(target)) + " exit gives MLIR text (`keel emit --" +
+                         std::string(targetName(target)) + "`) and the tensor IR it receives (`keel ir --exit " +
+                         std::string(targetName(target)) + "`), not CPU code"
+                   : "the " + std::string(targetName(target)) + " exit gives CPU code, not MLIR text";
   return false;
 }
 

@@ -17,7 +17,10 @@
 #include "keel/exits/cpu/Lower.h"
 #include "keel/exits/cpu/Schedule.h"
 #include "keel/support/Codes.h"
+#include "keel/exits/Linalg.h"
+#include "keel/exits/StableHlo.h"
 #include "keel/transforms/Fusion.h"
+#include "keel/transforms/Legalize.h"
 #include "keel/transforms/TestPasses.h"
 
 #include <algorithm>
@@ -55,8 +58,24 @@ bool fusion(Compilation &c, ir::Module &m) {
   return changed;
 }
 
+/// The capability record of the exit the options name.
+const transforms::Capabilities &capabilities(Target t) {
+  switch (t) {
+  case Target::Cpu: case Target::CpuReference: return cpu::cpuCapabilities();
+  case Target::Linalg: return exits::linalgCapabilities();
+  case Target::StableHlo: return exits::stableHloCapabilities();
+  }
+  return cpu::cpuCapabilities();
+}
+
+/// Legalization (transforms/Legalize.h) for the target's exit: what it
+/// does not provide natively, written out as tensor IR ops, before fusion
+/// packs them with their neighbours.
+bool legalization(Compilation &c, ir::Module &m) { return transforms::legalize(m, capabilities(c.options.target)); }
+
 /// The passes of the default pipeline, in order.
 constexpr TensorPass kDefaultPasses[] = {
+    {"legalize", legalization},
     {"fuse", fusion},
 };
 /// Passes that exist for the pipeline's tests (--test-pass=NAME).
@@ -105,9 +124,10 @@ bool verifyLoops(Compilation &c, std::string_view step, const loop::Module &m) {
 } // namespace
 
 std::vector<std::string_view> stepNames() {
-  std::vector<std::string_view> out(std::begin(kSteps), std::end(kSteps));
+  std::vector<std::string_view> out{kSteps[0]}; // in pipeline order: instantiate, the passes, the CPU exit's steps
   for (const TensorPass &p : kDefaultPasses)
     out.push_back(p.name);
+  out.insert(out.end(), std::begin(kSteps) + 1, std::end(kSteps));
   for (const TensorPass &p : kTestPasses)
     out.push_back(p.name);
   return out;

@@ -25,11 +25,12 @@ LAYERS = {
     "keel_sema": ({"sema"}, {"keel_syntax", "keel_numerics", "keel_support"}),
     "keel_ir": ({"ir"}, {"keel_numerics", "keel_support"}),
     "keel_transforms": ({"transforms"}, {"keel_ir", "keel_numerics", "keel_support"}),
-    "keel_exits": ({"exits"}, {"keel_ir", "keel_numerics", "keel_support"}),
+    "keel_exits": ({"exits"}, {"keel_transforms", "keel_ir", "keel_numerics", "keel_support"}),
     "keel_loop": ({"loop"}, {"keel_runtime", "keel_numerics", "keel_support"}),
     "keel_codegen": ({"codegen"}, {"keel_loop", "keel_runtime", "keel_numerics", "keel_support"}),
-    "keel_cpu": ({"cpu"}, {"keel_loop", "keel_ir", "keel_runtime", "keel_numerics", "keel_support"}),
-    "keel_instantiate": ({"instantiate"}, {"keel_sema", "keel_syntax", "keel_ir", "keel_cpu", "keel_loop",
+    "keel_cpu": ({"cpu"}, {"keel_loop", "keel_transforms", "keel_ir", "keel_runtime", "keel_numerics",
+                           "keel_support"}),
+    "keel_instantiate": ({"instantiate"}, {"keel_sema", "keel_syntax", "keel_ir", "keel_transforms", "keel_cpu", "keel_loop",
                                            "keel_runtime", "keel_numerics", "keel_support"}),
 }
 LAYERS["keel_pipeline"] = ({"pipeline"}, set(LAYERS) - {"keel_pipeline"})

@@ -154,7 +154,8 @@ TEST(CompileTest, TextTargetsAndProducts) {
   r.product = pipeline::Product::Executable;
   pipeline::Compiled refused = compileSource(r, pipeline::Target::Linalg);
   EXPECT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error, "the linalg target gives no such product");
+  EXPECT_EQ(refused.error, "the linalg exit gives MLIR text (`keel emit --linalg`) and the tensor IR it receives "
+                           "(`keel ir --exit linalg`), not CPU code");
 }
 
 TEST(CompileTest, OneLoadedModuleCompilesOnSeveralThreads) {

@@ -14,8 +14,10 @@
 // accumulation in the explicit accumulator dtype from Keel's identity
 // (-0 for float sums), in index order once MLIR lowers linalg to loops;
 // products rounded before they are added (arith.mulf then arith.addf, no
-// fast-math flags); conversions and integer division written out where
-// MLIR's meaning differs. Transcendentals are `math` operations, or with
+// fast-math flags); conversions written out where MLIR's meaning differs.
+// It receives IR legalized for linalgCapabilities(): low-precision
+// arithmetic, integer division and float to integer conversion arrive as
+// ops MLIR gives Keel's meaning. Transcendentals are `math` operations, or with
 // `keelMath` calls to Keel's own functions (libkeel_math.so), which give
 // `keel run`'s bits.
 //
@@ -25,6 +27,7 @@
 
 #include "keel/exits/Exit.h"
 #include "keel/ir/IR.h"
+#include "keel/transforms/Legalize.h"
 
 #include <optional>
 #include <string>
@@ -47,6 +50,10 @@ using LinalgOutput = ExitOutput;
 /// The MLIR text of `options.entry` and every function it calls. `m` is
 /// verified; `options.entry` is one of its functions.
 LinalgOutput emitLinalg(const ir::Module &m, const LinalgOptions &options);
+
+/// What the linalg exit maps with Keel's meaning: arithmetic in f32 and
+/// f64 only (transforms/Legalize.h writes out the rest before it).
+const transforms::Capabilities &linalgCapabilities();
 
 } // namespace keel::exits
 

@@ -31,6 +31,7 @@
 
 #include "keel/exits/Exit.h"
 #include "keel/ir/IR.h"
+#include "keel/transforms/Legalize.h"
 
 #include <optional>
 #include <string>
@@ -55,6 +56,12 @@ struct StableHloOptions {
 /// The StableHLO text of `options.entry` and every function it calls, or
 /// the refusals. `m` is verified; `options.entry` is one of its functions.
 ExitOutput emitStableHlo(const ir::Module &m, const StableHloOptions &options);
+
+/// What the StableHLO exit maps with Keel's meaning (transforms/Legalize.h
+/// writes out the rest before it): fp8 arithmetic, integer division, float
+/// to integer conversion, rounding into fp8e4m3fn and inexact iotas are
+/// written out; tf32 is the exit's own to refuse.
+const transforms::Capabilities &stableHloCapabilities();
 
 } // namespace keel::exits
 

@@ -197,6 +197,11 @@ struct Op {
   std::vector<uint64_t> constant;           ///< constant: encodings, 1 (splat) or one per element
   std::string callee;                       ///< call
   RegionPtr region;                         ///< fusion
+  /// binary.div / binary.rem on integers, convert from a float to an
+  /// integer or into fp8e4m3fn: legalization guarded the operands, so
+  /// that the target's own operation has Keel's meaning on them
+  /// (transforms/Legalize.h). Printed `{guarded}`.
+  bool guarded = false;
 
   Location loc;    ///< source provenance
   Span textSpan;   ///< where the op is in IR text (set by the parser)

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "keel/exits/cpu/Elements.h"
 
+#include "keel/exits/cpu/Lower.h"
+
 namespace keel::cpu {
 
 using namespace loop;
@@ -162,6 +164,18 @@ ExprPtr binaryElement(BinaryOp op, DType t, ExprPtr a, ExprPtr b) {
   if (t == DType::I4 && wraps)
     return wrap4(std::move(r));
   return r;
+}
+
+const transforms::Capabilities &cpuCapabilities() {
+  static const transforms::Capabilities caps = [] {
+    transforms::Capabilities c;
+    c.exit = "CPU";
+    c.basicArithmetic = transforms::DTypeSet::allFloats();
+    c.mathFunctions = transforms::DTypeSet::allFloats();
+    c.totalIntegerDivision = c.saturatingFloatToInteger = c.saturatingFp8e4m3fn = c.convertingIota = true;
+    return c;
+  }();
+  return caps;
 }
 
 } // namespace keel::cpu

@@ -40,6 +40,7 @@
 #include "keel/exits/cpu/Schedule.h"
 #include "keel/ir/IR.h"
 #include "keel/loop/LoopIR.h"
+#include "keel/transforms/Legalize.h"
 
 #include <string>
 
@@ -52,6 +53,12 @@ void lowerReference(const ir::Module &m, loop::Module &out);
 /// The same, realizing `schedule` (a function it does not name is lowered
 /// as the reference lowers it).
 void lowerScheduled(const ir::Module &m, const Schedule &schedule, loop::Module &out);
+
+/// What both CPU lowerings map with Keel's meaning: everything. Their
+/// element code (Elements.h) is Keel's semantics on loop IR values, which
+/// scalar code reaches without tensor IR, so legalization leaves the CPU
+/// exit's modules as they are.
+const transforms::Capabilities &cpuCapabilities();
 
 /// The name of the host entry of tensor function `name`.
 std::string entryName(const std::string &name);
