@@ -2,33 +2,70 @@
 //
 //   keel opt [--locations] [--json] [--color WHEN] [--print-after=STEP]
 //            [--print-after-all] [--time-passes] [--fuse] [--explain-fusion]
-//            [--stats] [--dot FILE] IRFILE
+//            [--stats] [--dot FILE] [--exit TARGET] [--split-input-file]
+//            [--verify-diagnostics] IRFILE
 //
 // Reads tensor IR text, verifies it, runs the tensor IR passes
-// (pipeline::runPasses) and prints the module in canonical form. Exit
-// status: 0 valid, 1 malformed or invalid IR (or an internal error), 2 usage.
+// (pipeline::runPasses) and prints the module in canonical form. With
+// --split-input-file each `// -----` case is a module of its own, printed
+// in turn; --verify-diagnostics compares each case's diagnostics with the
+// `expected-error {{...}}` comments beside it (VerifyDiagnostics.h). Exit
+// status: 0 valid (or every diagnostic as expected), 1 malformed or invalid
+// IR, an unmet or unexpected diagnostic, or an internal error; 2 usage.
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 #include "Output.h"
+#include "VerifyDiagnostics.h"
 
 #include "keel/pipeline/Pipeline.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
 namespace keel::driver {
 
+namespace {
+
+/// One module: compiled, reported (or checked against its expectations),
+/// printed; the exit status.
+int optimize(SourceManager &sources, FileId file, pipeline::Request request, const OutputOptions &output,
+             const std::string &dotPath, bool verify) {
+  DiagnosticEngine diags(sources);
+  pipeline::Compiled compiled;
+  {
+    pipeline::Compilation c(sources, diags, output.pipeline);
+    if (std::shared_ptr<const pipeline::Loaded> loaded = pipeline::load(c, file, pipeline::FileKind::TensorIr))
+      compiled = pipeline::compile(c, *loaded, std::move(request));
+  }
+  if (!compiled.error.empty())
+    std::fprintf(stderr, "keel opt: error: %s\n", compiled.error.c_str());
+  if (verify) {
+    if (!verifyDiagnostics(sources, file, diags) || !compiled.error.empty())
+      return 1;
+    return compiled.ok() ? printTensorIr("opt", compiled, dotPath) : 0;
+  }
+  report(sources, diags, output);
+  if (!compiled.ok() || diags.errorCount() > 0)
+    return 1;
+  return printTensorIr("opt", compiled, dotPath);
+}
+
+} // namespace
+
 int runOpt(const std::vector<std::string_view> &args) {
   constexpr std::string_view kUsage =
       "usage: keel opt [--locations] [--json] [--color auto|always|never] [--print-after=STEP]\n"
       "                [--print-after-all] [--time-passes] [--fuse] [--explain-fusion] [--stats]\n"
-      "                [--dot FILE] IRFILE\n";
+      "                [--dot FILE] [--exit cpu|reference|linalg|stablehlo] [--split-input-file]\n"
+      "                [--verify-diagnostics] IRFILE\n";
   pipeline::Request request;
   request.product = pipeline::Product::TensorIr;
   request.fuseByDefault = false;
   OutputOptions output;
   std::string path, dotPath;
+  bool split = false, verify = false;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view a = args[i];
     std::string optionError;
@@ -39,6 +76,8 @@ int runOpt(const std::vector<std::string_view> &args) {
     }
     if (common == OptionResult::Taken) continue;
     if (a == "--locations") request.locations = true;
+    else if (a == "--split-input-file") split = true;
+    else if (a == "--verify-diagnostics") verify = true;
     else if (a == "--dot") {
       if (i + 1 == args.size()) {
         std::fprintf(stderr, "keel opt: error: --dot needs a file\n%s", kUsage.data());
@@ -63,24 +102,27 @@ int runOpt(const std::vector<std::string_view> &args) {
     std::fputs(kUsage.data(), stderr);
     return 2;
   }
+  if (split && !dotPath.empty()) {
+    std::fprintf(stderr, "keel opt: error: --dot writes one module's graph: not with --split-input-file\n");
+    return 2;
+  }
   SourceManager sources;
   std::optional<FileId> file = loadOrComplain(sources, path, "opt");
   if (!file)
     return 2;
-  DiagnosticEngine diags(sources);
   request.dot = !dotPath.empty();
-  pipeline::Compiled compiled;
-  {
-    pipeline::Compilation c(sources, diags, output.pipeline);
-    if (std::shared_ptr<const pipeline::Loaded> loaded = pipeline::load(c, *file, pipeline::FileKind::TensorIr))
-      compiled = pipeline::compile(c, *loaded, std::move(request));
+  std::vector<InputCase> cases = split ? splitInput(sources.text(*file)) : std::vector<InputCase>{};
+  if (!split)
+    return optimize(sources, *file, request, output, dotPath, verify);
+  int status = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (i)
+      std::fputs("// -----\n", stdout);
+    std::fflush(stdout);
+    FileId part = sources.add(std::string(sources.name(*file)), std::move(cases[i].text));
+    status = std::max(status, optimize(sources, part, request, output, dotPath, verify));
   }
-  if (!compiled.error.empty())
-    std::fprintf(stderr, "keel opt: error: %s\n", compiled.error.c_str());
-  report(sources, diags, output);
-  if (!compiled.ok() || diags.errorCount() > 0)
-    return 1;
-  return printTensorIr("opt", compiled, dotPath);
+  return status;
 }
 
 } // namespace keel::driver

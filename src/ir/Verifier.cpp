@@ -51,6 +51,14 @@ private:
     return true;
   }
 
+  /// The results of an op already reported as malformed, defined so that
+  /// their uses report nothing more (one problem, one diagnostic).
+  void defineQuietly(const Op &o) {
+    for (ValueId r : o.results)
+      if (r < defined_.size())
+        defined_[r] = true;
+  }
+
   bool checkType(const TensorType &t, const Op *op, const std::string &what) {
     for (int64_t d : t.shape)
       if (d <= 0) {
@@ -78,11 +86,13 @@ private:
     for (ValueId v : o.operands)
       if (v >= defined_.size() || !defined_[v]) {
         error(&o, "`" + opName(o) + "` uses a value before its definition (or from another function)");
+        defineQuietly(o);
         return;
       }
     if (info.operands >= 0 && o.operands.size() != static_cast<size_t>(info.operands)) {
       error(&o, "`" + opName(o) + "` takes " + std::to_string(info.operands) + " operands, not " +
                     std::to_string(o.operands.size()));
+      defineQuietly(o);
       return;
     }
     if (info.results >= 0 && o.results.size() != static_cast<size_t>(info.results)) {
