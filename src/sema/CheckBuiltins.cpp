@@ -82,14 +82,15 @@ std::optional<Scalar> Checker::typeArgument(const Arg &a) {
   return s;
 }
 
-Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type *expected) {
+Checker::BuiltinArgs Checker::builtinArguments(const CallExpr &c, const BuiltinInfo &info, const Type *expected) {
   using F = BuiltinFamily;
   const F b = info.family;
-  std::vector<Type> positional;
-  std::vector<const Expr *> positionalExprs;
-  std::optional<Scalar> dtype, acc;
+  BuiltinArgs out{c, info, {}, {}, {}, {}, {}, info.namedArguments()};
+  std::vector<Type> &positional = out.positional;
+  std::vector<const Expr *> &positionalExprs = out.positionalExprs;
+  std::optional<Scalar> &dtype = out.dtype, &acc = out.acc;
   std::set<std::string> seen;
-  std::vector<std::string_view> allowed = info.namedArguments();
+  const std::vector<std::string_view> &allowed = out.allowed;
   // `dtype:` first: it types the values before it (`full([8], 1.0, dtype: f16)`).
   const Arg *dtypeArg = nullptr;
   for (const Arg &a : c.args)
@@ -98,9 +99,8 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
       dtype = typeArgument(a);
     }
   // The element type a constructor makes without `dtype:`: its context's.
-  std::optional<Scalar> context;
   if (expected && expected->is(Kind::Tensor))
-    context = expected->scalar;
+    out.context = expected->scalar;
   // where(cond, a, b): a literal branch takes the other branch's type, so
   // that one is checked first (`where(mask, -inf, scores)`); both take the
   // context's without one.
@@ -136,8 +136,8 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
                : positional.size() >= 1 && expected && isValue(*expected) ? expected
                                                                           : nullptr;
       Type fill;
-      if (b == F::Full && positional.size() == 1 && (dtype || context)) {
-        fill = Type::scalarType(dtype ? *dtype : *context);
+      if (b == F::Full && positional.size() == 1 && (dtype || out.context)) {
+        fill = Type::scalarType(dtype ? *dtype : *out.context);
         hint = &fill;
       }
       positional.push_back(builtinArgument(*a.value, hint));
@@ -171,336 +171,391 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
     }
     // axis, start and stop are read by the rules below.
   }
-  auto arity = [&](size_t lo, size_t hi) {
-    if (positional.size() >= lo && positional.size() <= hi)
-      return true;
-    diags_.error(code::E0103, c.span, "`" + c.callee + "` takes " +
-                                          (lo == hi ? std::to_string(lo) : std::to_string(lo) + " or more") +
-                                          " positional argument" + (hi == 1 ? "" : "s") + " but " +
-                                          std::to_string(positional.size()) + " given");
-    return false;
-  };
-  auto tensorArg = [&](size_t i) -> std::optional<Type> {
-    if (i >= positional.size() || positional[i].is(Kind::Error))
-      return std::nullopt;
-    if (!positional[i].is(Kind::Tensor) &&
-        !((b == F::Unary || b == F::Binary || b == F::Select) && positional[i].is(Kind::Scalar))) {
-      diags_.error(code::E0106, positionalExprs[i]->span, "`" + c.callee + "` needs a tensor here, found `" +
-                                                              typeName(positional[i]) + "`");
-      return std::nullopt;
-    }
-    return positional[i];
-  };
-  auto named = [&](const char *name) -> const Expr * {
-    for (const Arg &a : c.args)
-      if (a.name == name)
-        return a.value.get();
-    return nullptr;
-  };
-  /// A `[d1, d2, ...]` argument as dimensions.
-  auto dimList = [&](size_t i) -> std::optional<std::vector<Dim>> {
-    auto *list = i < positionalExprs.size() ? positionalExprs[i]->as<ArrayExpr>() : nullptr;
-    if (!list) {
-      if (i < positionalExprs.size())
-        diags_.error(code::E0212, positionalExprs[i]->span, "`" + c.callee + "` needs a shape here, e.g. `[B, D]`");
-      return std::nullopt;
-    }
-    std::vector<Dim> dims;
-    bool ok = true;
-    for (const ExprPtr &e : list->elements) {
-      std::optional<Dim> d = exprToDim(*e);
-      ok &= d.has_value();
-      if (d)
-        dims.push_back(*d);
-    }
-    return ok ? std::optional(dims) : std::nullopt;
-  };
-  auto admitted = [&](Admits op, Scalar dt, size_t argIndex) {
-    if (admits(op, dt))
-      return true;
-    diags_.error(code::E0213, positionalExprs[argIndex]->span, "`" + c.callee + "` is not defined for `" +
+  return out;
+}
+
+bool Checker::builtinArity(const BuiltinArgs &a, size_t lo, size_t hi) {
+  if (a.positional.size() >= lo && a.positional.size() <= hi)
+    return true;
+  diags_.error(code::E0103, a.call.span, "`" + a.call.callee + "` takes " +
+                                             (lo == hi ? std::to_string(lo) : std::to_string(lo) + " or more") +
+                                             " positional argument" + (hi == 1 ? "" : "s") + " but " +
+                                             std::to_string(a.positional.size()) + " given");
+  return false;
+}
+
+std::optional<Type> Checker::builtinTensor(const BuiltinArgs &a, size_t i) {
+  using F = BuiltinFamily;
+  F b = a.info.family;
+  if (i >= a.positional.size() || a.positional[i].is(Kind::Error))
+    return std::nullopt;
+  if (!a.positional[i].is(Kind::Tensor) &&
+      !((b == F::Unary || b == F::Binary || b == F::Select) && a.positional[i].is(Kind::Scalar))) {
+    diags_.error(code::E0106, a.positionalExprs[i]->span, "`" + a.call.callee + "` needs a tensor here, found `" +
+                                                              typeName(a.positional[i]) + "`");
+    return std::nullopt;
+  }
+  return a.positional[i];
+}
+
+const Expr *Checker::namedArgument(const CallExpr &c, const char *name) {
+  for (const Arg &a : c.args)
+    if (a.name == name)
+      return a.value.get();
+  return nullptr;
+}
+
+std::optional<std::vector<Dim>> Checker::builtinShape(const BuiltinArgs &a, size_t i) {
+  auto *list = i < a.positionalExprs.size() ? a.positionalExprs[i]->as<ArrayExpr>() : nullptr;
+  if (!list) {
+    if (i < a.positionalExprs.size())
+      diags_.error(code::E0212, a.positionalExprs[i]->span, "`" + a.call.callee + "` needs a shape here, e.g. `[B, D]`");
+    return std::nullopt;
+  }
+  std::vector<Dim> dims;
+  bool ok = true;
+  for (const ExprPtr &e : list->elements) {
+    std::optional<Dim> d = exprToDim(*e);
+    ok &= d.has_value();
+    if (d)
+      dims.push_back(*d);
+  }
+  return ok ? std::optional(dims) : std::nullopt;
+}
+
+bool Checker::builtinAdmits(const BuiltinArgs &a, Admits op, Scalar dt, size_t argIndex) {
+  if (admits(op, dt))
+    return true;
+  diags_.error(code::E0213, a.positionalExprs[argIndex]->span, "`" + a.call.callee + "` is not defined for `" +
                                                                     std::string(scalarName(dt)) + "` elements")
-        .note(std::string("`") + c.callee + "` takes " + std::string(admittedText(op)));
-    return false;
-  };
-  switch (b) {
-  case F::Print: {
-    requireEffects(c, {"io"});
-    if (arity(1, 1) && (positional[0].is(Kind::Void) || positional[0].is(Kind::Array) ||
-                        positional[0].is(Kind::TypeName)))
-      diags_.error(code::E0106, positionalExprs[0]->span, "`" + typeName(positional[0]) + "` cannot be printed");
-    return Type::voidType();
-  }
-  case F::Unary: {
-    if (!arity(1, 1)) return Type::error();
-    auto t = tensorArg(0);
-    if (!t) return Type::error();
-    if (isFp8(t->scalar) && t->is(Kind::Scalar)) {
-      fp8Arithmetic(c.span, c.callee, t->scalar, std::string(src_.slice(positionalExprs[0]->span)), "");
-      return Type::error();
-    }
-    if (!admitted(info.admits, t->scalar, 0)) return Type::error();
-    return *t;
-  }
-  case F::Binary: {
-    if (!arity(2, 2)) return Type::error();
-    auto l = tensorArg(0), r = tensorArg(1);
-    if (!l || !r) return Type::error();
-    std::string ls(src_.slice(positionalExprs[0]->span)), rs(src_.slice(positionalExprs[1]->span));
-    if (!sameValueType(*l, *r))
-      return mismatch(c.callee, true, c.span, *l, *r, ls, rs);
-    if (l->is(Kind::Scalar) && r->is(Kind::Scalar) && isFp8(l->scalar)) {
-      fp8Arithmetic(c.span, c.callee, l->scalar, ls, rs);
-      return Type::error();
-    }
-    if (!admitted(info.admits, l->scalar, 0)) return Type::error();
-    return elementwise(*l, *r, c.span, c.callee);
-  }
-  case F::Select: {
-    if (!arity(3, 3)) return Type::error();
-    auto cond = tensorArg(0), x = tensorArg(1), y = tensorArg(2);
-    if (!cond || !x || !y) return Type::error();
-    if (cond->scalar != Scalar::Bool) {
-      diags_.error(code::E0106, positionalExprs[0]->span, "`where` needs a `bool` condition, found `" +
-                                                              typeName(*cond) + "`")
-          .help("compare to make one, e.g. `where(" + std::string(src_.slice(positionalExprs[0]->span)) +
-                " > 0, ...)`");
-      return Type::error();
-    }
-    std::string xs(src_.slice(positionalExprs[1]->span)), ys(src_.slice(positionalExprs[2]->span));
-    if (!sameValueType(*x, *y))
-      return mismatch(c.callee, true, c.span, *x, *y, xs, ys);
-    Type branches = elementwise(*x, *y, c.span, c.callee);
-    if (branches.is(Kind::Error) || !cond->is(Kind::Tensor))
-      return branches;
-    // The condition's shape broadcasts with the branches'; the result has
-    // their dtype.
-    if (!branches.is(Kind::Tensor))
-      return Type::tensor(branches.scalar, cond->dims);
-    return elementwise(branches, *cond, c.span, c.callee);
-  }
-  case F::Matmul: {
-    if (!arity(2, 2)) return Type::error();
-    auto l = tensorArg(0), r = tensorArg(1);
-    if (!l || !r) return Type::error();
-    if (l->scalar != r->scalar)
-      return mismatch(c.callee, true, c.span, *l, *r, std::string(src_.slice(positionalExprs[0]->span)),
-                      std::string(src_.slice(positionalExprs[1]->span)));
-    if (!admitted(info.admits, l->scalar, 0)) return Type::error();
-    Scalar result = accumulator(c, l->scalar, acc);
-    size_t rank = l->dims.size();
-    if ((rank != 2 && rank != 3) || r->dims.size() != rank) {
-      diags_.error(code::E0202, c.span, "`matmul` takes [M, K] x [K, N] or [B, M, K] x [B, K, N], not `" +
-                                            typeName(*l) + "` x `" + typeName(*r) + "`")
-          .note("reshape leading dimensions into one batch dimension first");
-      return Type::error();
-    }
-    const Dim &k1 = l->dims[rank - 1], &k2 = r->dims[rank - 2];
-    Goal contraction = {{{k1, Rel::Eq, k2}}};
-    if (!prove(contraction, c.span, code::E0201, "the contraction dimensions of `matmul` differ: `" +
-                                                     k1.str() + "` in `" + typeName(*l) + "` and `" + k2.str() +
-                                                     "` in `" + typeName(*r) + "`"))
-      return Type::error();
-    std::vector<Dim> dims;
-    if (rank == 3) {
-      Goal batch = {{{l->dims[0], Rel::Eq, r->dims[0]}}};
-      if (!prove(batch, c.span, code::E0202, "the batch dimensions of `matmul` differ: `" + l->dims[0].str() +
-                                                 "` and `" + r->dims[0].str() + "`"))
-        return Type::error();
-      dims.push_back(l->dims[0]);
-    }
-    dims.push_back(l->dims[rank - 2]);
-    dims.push_back(r->dims[rank - 1]);
-    return Type::tensor(result, dims);
-  }
-  case F::Reduce:
-  case F::ReduceIndex:
-  case F::ReduceBool: {
-    if (!arity(1, 1)) return Type::error();
-    auto t = tensorArg(0);
-    if (!t) return Type::error();
-    if (!admitted(info.admits, t->scalar, 0)) return Type::error();
-    std::optional<std::vector<size_t>> axes = reductionAxes(c, t->dims.size(), b == F::Reduce);
-    if (!axes) return Type::error();
-    const Expr *keep = named("keepdims");
-    bool keepdims = keep && keep->as<BoolExpr>() && keep->as<BoolExpr>()->value;
-    // Several axes desugar to single-axis reductions, outside-in (the
-    // largest axis first), so the result drops (or keeps as 1) each one.
-    std::vector<Dim> dims;
-    for (size_t i = 0; i < t->dims.size(); ++i) {
-      if (std::find(axes->begin(), axes->end(), i) == axes->end())
-        dims.push_back(t->dims[i]);
-      else if (keepdims)
-        dims.push_back(Dim::constant(1));
-    }
-    bool accumulates = std::find(allowed.begin(), allowed.end(), "acc") != allowed.end();
-    if (!accumulates && acc)
-      diags_.error(code::E0113, c.span, "`" + c.callee + "` does not accumulate: it takes no `acc:`");
-    Scalar result = b == F::ReduceIndex ? Scalar::I64
-                    : b == F::ReduceBool ? Scalar::Bool
-                    : accumulates              ? accumulator(c, t->scalar, acc)
-                                               : t->scalar;
-    return Type::tensor(result, dims);
-  }
-  case F::Transpose: {
-    if (!arity(2, 2)) return Type::error();
-    auto t = tensorArg(0);
-    if (!t) return Type::error();
-    auto *perm = positionalExprs[1]->as<ArrayExpr>();
-    std::vector<int64_t> axes;
-    bool ok = perm != nullptr;
-    if (perm)
-      for (const ExprPtr &e : perm->elements) {
-        std::optional<int64_t> v = constantInt(*e);
-        ok &= v.has_value();
-        axes.push_back(v.value_or(-1));
-      }
-    if (!ok || !isPermutation(axes, t->dims.size())) {
-      diags_.error(code::E0204, positionalExprs[1]->span, "`" + std::string(src_.slice(positionalExprs[1]->span)) +
-                                                              "` is not a permutation of the " +
-                                                              std::to_string(t->dims.size()) + " axes of `" +
-                                                              typeName(*t) + "`");
-      return Type::error();
-    }
-    std::vector<Dim> dims;
-    for (int64_t a : axes)
-      dims.push_back(t->dims[static_cast<size_t>(a)]);
-    return Type::tensor(t->scalar, dims);
-  }
-  case F::Reshape: {
-    if (!arity(2, 2)) return Type::error();
-    auto t = tensorArg(0);
-    auto target = dimList(1);
-    if (!t || !target) return Type::error();
-    // Phase 0 §10: the volume equality is asserted, not proved.
-    shapes_.volumes.push_back({t->dims, *target});
-    return Type::tensor(t->scalar, *target);
-  }
-  case F::Broadcast: {
-    if (!arity(2, 2)) return Type::error();
-    auto t = tensorArg(0);
-    auto target = dimList(1);
-    if (!t || !target) return Type::error();
-    if (t->dims.size() > target->size()) {
-      diags_.error(code::E0205, c.span, "cannot broadcast `" + typeName(*t) + "` to a shape of lower rank");
-      return Type::error();
-    }
-    size_t pad = target->size() - t->dims.size();
-    Goal goal;
-    for (size_t i = 0; i < t->dims.size(); ++i) {
-      const Dim &from = t->dims[i], &to = (*target)[pad + i];
-      goal.push_back({{from, Rel::Eq, to}, {from, Rel::Eq, Dim::constant(1)}});
-    }
-    if (!prove(goal, c.span, code::E0205, "`" + typeName(*t) + "` does not broadcast to `[" +
-                                              joinDims(*target) + "]`"))
-      return Type::error();
-    return Type::tensor(t->scalar, *target);
-  }
-  case F::Slice: {
-    if (!arity(1, 1)) return Type::error();
-    auto t = tensorArg(0);
-    if (!t) return Type::error();
-    std::optional<size_t> axis = axisArgument(c, t->dims.size());
-    const Expr *startExpr = named("start"), *stopExpr = named("stop");
-    if (!startExpr || !stopExpr) {
-      diags_.error(code::E0203, c.span, "`slice` needs `axis:`, `start:` and `stop:`");
-      return Type::error();
-    }
-    std::optional<Dim> start = exprToDim(*startExpr), stop = exprToDim(*stopExpr);
-    if (!axis || !start || !stop) return Type::error();
-    const Dim &extent = t->dims[*axis];
-    Goal goal = {{{Dim::constant(0), Rel::Le, *start}}, {{*start, Rel::Le, *stop}}, {{*stop, Rel::Le, extent}}};
-    if (!prove(goal, c.span, code::E0206, "the slice [" + start->str() + ", " + stop->str() + ") may not lie within "
-                                              "axis " + std::to_string(*axis) + " of `" + typeName(*t) + "`"))
-      return Type::error();
-    std::vector<Dim> dims = t->dims;
-    std::optional<Dim> length = Dim::sub(*stop, *start);
-    if (!length) return Type::error();
-    dims[*axis] = *length;
-    return Type::tensor(t->scalar, dims);
-  }
-  case F::Concat: {
-    if (!arity(1, ~size_t{0})) return Type::error();
-    std::optional<Type> acc0;
-    for (size_t i = 0; i < positional.size(); ++i) {
-      auto t = tensorArg(i);
-      if (!t) return Type::error();
-      if (!acc0) {
-        acc0 = t;
-        continue;
-      }
-      if (acc0->scalar != t->scalar)
-        return mismatch(Tok::Comma, positionalExprs[i]->span, *acc0, *t,
-                        std::string(src_.slice(positionalExprs[0]->span)),
-                        std::string(src_.slice(positionalExprs[i]->span)));
-      if (acc0->dims.size() != t->dims.size()) {
-        diags_.error(code::E0207, positionalExprs[i]->span, "`concat` of tensors of different ranks: `" +
-                                                                typeName(*acc0) + "` and `" + typeName(*t) + "`");
-        return Type::error();
-      }
-    }
-    std::optional<size_t> axis = axisArgument(c, acc0->dims.size());
-    if (!axis) return Type::error();
-    // Left-associated: concat(x, y, z) = concat(concat(x, y), z).
-    std::vector<Dim> dims = acc0->dims;
-    for (size_t i = 1; i < positional.size(); ++i) {
-      Goal goal;
-      for (size_t d = 0; d < dims.size(); ++d)
-        if (d != *axis)
-          goal.push_back({{dims[d], Rel::Eq, positional[i].dims[d]}});
-      if (!prove(goal, positionalExprs[i]->span, code::E0207,
-                 "`concat` along axis " + std::to_string(*axis) + " needs the other dimensions equal: `" +
-                     typeName(Type::tensor(acc0->scalar, dims)) + "` and `" + typeName(positional[i]) + "`"))
-        return Type::error();
-      std::optional<Dim> sum = Dim::add(dims[*axis], positional[i].dims[*axis]);
-      if (!sum) return Type::error();
-      dims[*axis] = *sum;
-    }
-    return Type::tensor(acc0->scalar, dims);
-  }
-  case F::Full: {
-    if (!arity(2, 2)) return Type::error();
-    auto dims = dimList(0);
-    if (positional[1].is(Kind::Error) || !dims) return Type::error();
-    if (!positional[1].is(Kind::Scalar)) {
-      diags_.error(code::E0106, positionalExprs[1]->span, "`full` fills with a scalar, found `" + typeName(positional[1]) + "`");
-      return Type::error();
-    }
-    if (dtype) { // the value must be of that type (no implicit conversion)
-      Type want = Type::scalarType(*dtype);
-      requireAssignable(*positionalExprs[1], positional[1], want, "the value of `full`");
-      if (!(positional[1] == want))
-        return Type::error();
-    }
-    return Type::tensor(dtype.value_or(positional[1].scalar), *dims);
-  }
-  case F::Zeros:
-  case F::Random: {
-    if (!arity(1, 1)) return Type::error();
-    auto dims = dimList(0);
-    if (!dims) return Type::error();
-    return Type::tensor(dtype.value_or(context.value_or(Scalar::F32)), *dims);
-  }
-  case F::Iota: {
-    if (!arity(1, 1)) return Type::error();
-    auto dims = dimList(0);
-    if (!dims) return Type::error();
-    if (!axisArgument(c, dims->size())) return Type::error();
-    Scalar t = dtype.value_or(context.value_or(Scalar::I64));
-    if (t == Scalar::Bool) {
-      diags_.error(code::E0213, c.span, "`iota` counts in numeric elements, not `bool`");
-      return Type::error();
-    }
-    return Type::tensor(t, *dims);
-  }
-  case F::TensorLit: {
-    if (!arity(1, 1)) return Type::error();
-    std::vector<Dim> dims;
-    if (!nestedShape(*positionalExprs[0], dims, 0)) return Type::error();
-    return Type::tensor(dtype.value_or(context.value_or(Scalar::F64)), dims);
-  }
+      .note(std::string("`") + a.call.callee + "` takes " + std::string(admittedText(op)));
+  return false;
+}
+
+Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type *expected) {
+  using F = BuiltinFamily;
+  BuiltinArgs a = builtinArguments(c, info, expected);
+  switch (info.family) {
+  case F::Print: return printBuiltin(a);
+  case F::Unary: return unaryBuiltin(a);
+  case F::Binary: return binaryBuiltin(a);
+  case F::Select: return whereBuiltin(a);
+  case F::Matmul: return matmulBuiltin(a);
+  case F::Reduce: return reduceBuiltin(a);
+  case F::ReduceIndex: return reduceBuiltin(a);
+  case F::ReduceBool: return reduceBuiltin(a);
+  case F::Transpose: return transposeBuiltin(a);
+  case F::Reshape: return reshapeBuiltin(a);
+  case F::Broadcast: return broadcastBuiltin(a);
+  case F::Slice: return sliceBuiltin(a);
+  case F::Concat: return concatBuiltin(a);
+  case F::Full: return fullBuiltin(a);
+  case F::Zeros: return shapedBuiltin(a);
+  case F::Random: return shapedBuiltin(a);
+  case F::Iota: return iotaBuiltin(a);
+  case F::TensorLit: return tensorBuiltin(a);
   }
   return Type::error();
+}
+
+//===-- One rule per family -----------------------------------------------===//
+
+Type Checker::printBuiltin(BuiltinArgs &a) {
+  const CallExpr &c = a.call;
+  requireEffects(c, {"io"});
+  if (builtinArity(a, 1, 1) && (a.positional[0].is(Kind::Void) || a.positional[0].is(Kind::Array) ||
+                      a.positional[0].is(Kind::TypeName)))
+    diags_.error(code::E0106, a.positionalExprs[0]->span, "`" + typeName(a.positional[0]) + "` cannot be printed");
+  return Type::voidType();
+}
+
+Type Checker::unaryBuiltin(BuiltinArgs &a) {
+  const CallExpr &c = a.call;
+  if (!builtinArity(a, 1, 1)) return Type::error();
+  auto t = builtinTensor(a, 0);
+  if (!t) return Type::error();
+  if (isFp8(t->scalar) && t->is(Kind::Scalar)) {
+    fp8Arithmetic(c.span, c.callee, t->scalar, std::string(src_.slice(a.positionalExprs[0]->span)), "");
+    return Type::error();
+  }
+  if (!builtinAdmits(a, a.info.admits, t->scalar, 0)) return Type::error();
+  return *t;
+}
+
+Type Checker::binaryBuiltin(BuiltinArgs &a) {
+  const CallExpr &c = a.call;
+  if (!builtinArity(a, 2, 2)) return Type::error();
+  auto l = builtinTensor(a, 0), r = builtinTensor(a, 1);
+  if (!l || !r) return Type::error();
+  std::string ls(src_.slice(a.positionalExprs[0]->span)), rs(src_.slice(a.positionalExprs[1]->span));
+  if (!sameValueType(*l, *r))
+    return mismatch(c.callee, true, c.span, *l, *r, ls, rs);
+  if (l->is(Kind::Scalar) && r->is(Kind::Scalar) && isFp8(l->scalar)) {
+    fp8Arithmetic(c.span, c.callee, l->scalar, ls, rs);
+    return Type::error();
+  }
+  if (!builtinAdmits(a, a.info.admits, l->scalar, 0)) return Type::error();
+  return elementwise(*l, *r, c.span, c.callee);
+}
+
+Type Checker::whereBuiltin(BuiltinArgs &a) {
+  const CallExpr &c = a.call;
+  if (!builtinArity(a, 3, 3)) return Type::error();
+  auto cond = builtinTensor(a, 0), x = builtinTensor(a, 1), y = builtinTensor(a, 2);
+  if (!cond || !x || !y) return Type::error();
+  if (cond->scalar != Scalar::Bool) {
+    diags_.error(code::E0106, a.positionalExprs[0]->span, "`where` needs a `bool` condition, found `" +
+                                                            typeName(*cond) + "`")
+        .help("compare to make one, e.g. `where(" + std::string(src_.slice(a.positionalExprs[0]->span)) +
+              " > 0, ...)`");
+    return Type::error();
+  }
+  std::string xs(src_.slice(a.positionalExprs[1]->span)), ys(src_.slice(a.positionalExprs[2]->span));
+  if (!sameValueType(*x, *y))
+    return mismatch(c.callee, true, c.span, *x, *y, xs, ys);
+  Type branches = elementwise(*x, *y, c.span, c.callee);
+  if (branches.is(Kind::Error) || !cond->is(Kind::Tensor))
+    return branches;
+  // The condition's shape broadcasts with the branches'; the result has
+  // their a.dtype.
+  if (!branches.is(Kind::Tensor))
+    return Type::tensor(branches.scalar, cond->dims);
+  return elementwise(branches, *cond, c.span, c.callee);
+}
+
+Type Checker::matmulBuiltin(BuiltinArgs &a) {
+  const CallExpr &c = a.call;
+  if (!builtinArity(a, 2, 2)) return Type::error();
+  auto l = builtinTensor(a, 0), r = builtinTensor(a, 1);
+  if (!l || !r) return Type::error();
+  if (l->scalar != r->scalar)
+    return mismatch(c.callee, true, c.span, *l, *r, std::string(src_.slice(a.positionalExprs[0]->span)),
+                    std::string(src_.slice(a.positionalExprs[1]->span)));
+  if (!builtinAdmits(a, a.info.admits, l->scalar, 0)) return Type::error();
+  Scalar result = accumulator(c, l->scalar, a.acc);
+  size_t rank = l->dims.size();
+  if ((rank != 2 && rank != 3) || r->dims.size() != rank) {
+    diags_.error(code::E0202, c.span, "`matmul` takes [M, K] x [K, N] or [B, M, K] x [B, K, N], not `" +
+                                          typeName(*l) + "` x `" + typeName(*r) + "`")
+        .note("reshape leading dimensions into one batch dimension first");
+    return Type::error();
+  }
+  const Dim &k1 = l->dims[rank - 1], &k2 = r->dims[rank - 2];
+  Goal contraction = {{{k1, Rel::Eq, k2}}};
+  if (!prove(contraction, c.span, code::E0201, "the contraction dimensions of `matmul` differ: `" +
+                                                   k1.str() + "` in `" + typeName(*l) + "` and `" + k2.str() +
+                                                   "` in `" + typeName(*r) + "`"))
+    return Type::error();
+  std::vector<Dim> dims;
+  if (rank == 3) {
+    Goal batch = {{{l->dims[0], Rel::Eq, r->dims[0]}}};
+    if (!prove(batch, c.span, code::E0202, "the batch dimensions of `matmul` differ: `" + l->dims[0].str() +
+                                               "` and `" + r->dims[0].str() + "`"))
+      return Type::error();
+    dims.push_back(l->dims[0]);
+  }
+  dims.push_back(l->dims[rank - 2]);
+  dims.push_back(r->dims[rank - 1]);
+  return Type::tensor(result, dims);
+}
+
+Type Checker::reduceBuiltin(BuiltinArgs &a) {
+  using F = BuiltinFamily;
+  const CallExpr &c = a.call;
+  if (!builtinArity(a, 1, 1)) return Type::error();
+  auto t = builtinTensor(a, 0);
+  if (!t) return Type::error();
+  if (!builtinAdmits(a, a.info.admits, t->scalar, 0)) return Type::error();
+  std::optional<std::vector<size_t>> axes = reductionAxes(c, t->dims.size(), a.info.family == F::Reduce);
+  if (!axes) return Type::error();
+  const Expr *keep = namedArgument(c, "keepdims");
+  bool keepdims = keep && keep->as<BoolExpr>() && keep->as<BoolExpr>()->value;
+  // Several axes desugar to single-axis reductions, outside-in (the
+  // largest axis first), so the result drops (or keeps as 1) each one.
+  std::vector<Dim> dims;
+  for (size_t i = 0; i < t->dims.size(); ++i) {
+    if (std::find(axes->begin(), axes->end(), i) == axes->end())
+      dims.push_back(t->dims[i]);
+    else if (keepdims)
+      dims.push_back(Dim::constant(1));
+  }
+  bool accumulates = std::find(a.allowed.begin(), a.allowed.end(), "acc") != a.allowed.end();
+  if (!accumulates && a.acc)
+    diags_.error(code::E0113, c.span, "`" + c.callee + "` does not accumulate: it takes no `acc:`");
+  Scalar result = a.info.family == F::ReduceIndex ? Scalar::I64
+                  : a.info.family == F::ReduceBool ? Scalar::Bool
+                  : accumulates              ? accumulator(c, t->scalar, a.acc)
+                                             : t->scalar;
+  return Type::tensor(result, dims);
+}
+
+Type Checker::transposeBuiltin(BuiltinArgs &a) {
+  if (!builtinArity(a, 2, 2)) return Type::error();
+  auto t = builtinTensor(a, 0);
+  if (!t) return Type::error();
+  auto *perm = a.positionalExprs[1]->as<ArrayExpr>();
+  std::vector<int64_t> axes;
+  bool ok = perm != nullptr;
+  if (perm)
+    for (const ExprPtr &e : perm->elements) {
+      std::optional<int64_t> v = constantInt(*e);
+      ok &= v.has_value();
+      axes.push_back(v.value_or(-1));
+    }
+  if (!ok || !isPermutation(axes, t->dims.size())) {
+    diags_.error(code::E0204, a.positionalExprs[1]->span, "`" + std::string(src_.slice(a.positionalExprs[1]->span)) +
+                                                            "` is not a permutation of the " +
+                                                            std::to_string(t->dims.size()) + " axes of `" +
+                                                            typeName(*t) + "`");
+    return Type::error();
+  }
+  std::vector<Dim> dims;
+  for (int64_t a : axes)
+    dims.push_back(t->dims[static_cast<size_t>(a)]);
+  return Type::tensor(t->scalar, dims);
+}
+
+Type Checker::reshapeBuiltin(BuiltinArgs &a) {
+  if (!builtinArity(a, 2, 2)) return Type::error();
+  auto t = builtinTensor(a, 0);
+  auto target = builtinShape(a, 1);
+  if (!t || !target) return Type::error();
+  // Phase 0 §10: the volume equality is asserted, not proved.
+  shapes_.volumes.push_back({t->dims, *target});
+  return Type::tensor(t->scalar, *target);
+}
+
+Type Checker::broadcastBuiltin(BuiltinArgs &a) {
+  const CallExpr &c = a.call;
+  if (!builtinArity(a, 2, 2)) return Type::error();
+  auto t = builtinTensor(a, 0);
+  auto target = builtinShape(a, 1);
+  if (!t || !target) return Type::error();
+  if (t->dims.size() > target->size()) {
+    diags_.error(code::E0205, c.span, "cannot broadcast `" + typeName(*t) + "` to a shape of lower rank");
+    return Type::error();
+  }
+  size_t pad = target->size() - t->dims.size();
+  Goal goal;
+  for (size_t i = 0; i < t->dims.size(); ++i) {
+    const Dim &from = t->dims[i], &to = (*target)[pad + i];
+    goal.push_back({{from, Rel::Eq, to}, {from, Rel::Eq, Dim::constant(1)}});
+  }
+  if (!prove(goal, c.span, code::E0205, "`" + typeName(*t) + "` does not broadcast to `[" +
+                                            joinDims(*target) + "]`"))
+    return Type::error();
+  return Type::tensor(t->scalar, *target);
+}
+
+Type Checker::sliceBuiltin(BuiltinArgs &a) {
+  const CallExpr &c = a.call;
+  if (!builtinArity(a, 1, 1)) return Type::error();
+  auto t = builtinTensor(a, 0);
+  if (!t) return Type::error();
+  std::optional<size_t> axis = axisArgument(c, t->dims.size());
+  const Expr *startExpr = namedArgument(c, "start"), *stopExpr = namedArgument(c, "stop");
+  if (!startExpr || !stopExpr) {
+    diags_.error(code::E0203, c.span, "`slice` needs `axis:`, `start:` and `stop:`");
+    return Type::error();
+  }
+  std::optional<Dim> start = exprToDim(*startExpr), stop = exprToDim(*stopExpr);
+  if (!axis || !start || !stop) return Type::error();
+  const Dim &extent = t->dims[*axis];
+  Goal goal = {{{Dim::constant(0), Rel::Le, *start}}, {{*start, Rel::Le, *stop}}, {{*stop, Rel::Le, extent}}};
+  if (!prove(goal, c.span, code::E0206, "the slice [" + start->str() + ", " + stop->str() + ") may not lie within "
+                                            "axis " + std::to_string(*axis) + " of `" + typeName(*t) + "`"))
+    return Type::error();
+  std::vector<Dim> dims = t->dims;
+  std::optional<Dim> length = Dim::sub(*stop, *start);
+  if (!length) return Type::error();
+  dims[*axis] = *length;
+  return Type::tensor(t->scalar, dims);
+}
+
+Type Checker::concatBuiltin(BuiltinArgs &a) {
+  const CallExpr &c = a.call;
+  if (!builtinArity(a, 1, ~size_t{0})) return Type::error();
+  std::optional<Type> acc0;
+  for (size_t i = 0; i < a.positional.size(); ++i) {
+    auto t = builtinTensor(a, i);
+    if (!t) return Type::error();
+    if (!acc0) {
+      acc0 = t;
+      continue;
+    }
+    if (acc0->scalar != t->scalar)
+      return mismatch(Tok::Comma, a.positionalExprs[i]->span, *acc0, *t,
+                      std::string(src_.slice(a.positionalExprs[0]->span)),
+                      std::string(src_.slice(a.positionalExprs[i]->span)));
+    if (acc0->dims.size() != t->dims.size()) {
+      diags_.error(code::E0207, a.positionalExprs[i]->span, "`concat` of tensors of different ranks: `" +
+                                                              typeName(*acc0) + "` and `" + typeName(*t) + "`");
+      return Type::error();
+    }
+  }
+  std::optional<size_t> axis = axisArgument(c, acc0->dims.size());
+  if (!axis) return Type::error();
+  // Left-associated: concat(x, y, z) = concat(concat(x, y), z).
+  std::vector<Dim> dims = acc0->dims;
+  for (size_t i = 1; i < a.positional.size(); ++i) {
+    Goal goal;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (d != *axis)
+        goal.push_back({{dims[d], Rel::Eq, a.positional[i].dims[d]}});
+    if (!prove(goal, a.positionalExprs[i]->span, code::E0207,
+               "`concat` along axis " + std::to_string(*axis) + " needs the other dimensions equal: `" +
+                   typeName(Type::tensor(acc0->scalar, dims)) + "` and `" + typeName(a.positional[i]) + "`"))
+      return Type::error();
+    std::optional<Dim> sum = Dim::add(dims[*axis], a.positional[i].dims[*axis]);
+    if (!sum) return Type::error();
+    dims[*axis] = *sum;
+  }
+  return Type::tensor(acc0->scalar, dims);
+}
+
+Type Checker::fullBuiltin(BuiltinArgs &a) {
+  if (!builtinArity(a, 2, 2)) return Type::error();
+  auto dims = builtinShape(a, 0);
+  if (a.positional[1].is(Kind::Error) || !dims) return Type::error();
+  if (!a.positional[1].is(Kind::Scalar)) {
+    diags_.error(code::E0106, a.positionalExprs[1]->span, "`full` fills with a scalar, found `" + typeName(a.positional[1]) + "`");
+    return Type::error();
+  }
+  if (a.dtype) { // the value must be of that type (no implicit conversion)
+    Type want = Type::scalarType(*a.dtype);
+    requireAssignable(*a.positionalExprs[1], a.positional[1], want, "the value of `full`");
+    if (!(a.positional[1] == want))
+      return Type::error();
+  }
+  return Type::tensor(a.dtype.value_or(a.positional[1].scalar), *dims);
+}
+
+Type Checker::shapedBuiltin(BuiltinArgs &a) {
+  if (!builtinArity(a, 1, 1)) return Type::error();
+  auto dims = builtinShape(a, 0);
+  if (!dims) return Type::error();
+  return Type::tensor(a.dtype.value_or(a.context.value_or(Scalar::F32)), *dims);
+}
+
+Type Checker::iotaBuiltin(BuiltinArgs &a) {
+  const CallExpr &c = a.call;
+  if (!builtinArity(a, 1, 1)) return Type::error();
+  auto dims = builtinShape(a, 0);
+  if (!dims) return Type::error();
+  if (!axisArgument(c, dims->size())) return Type::error();
+  Scalar t = a.dtype.value_or(a.context.value_or(Scalar::I64));
+  if (t == Scalar::Bool) {
+    diags_.error(code::E0213, c.span, "`iota` counts in numeric elements, not `bool`");
+    return Type::error();
+  }
+  return Type::tensor(t, *dims);
+}
+
+Type Checker::tensorBuiltin(BuiltinArgs &a) {
+  if (!builtinArity(a, 1, 1)) return Type::error();
+  std::vector<Dim> dims;
+  if (!nestedShape(*a.positionalExprs[0], dims, 0)) return Type::error();
+  return Type::tensor(a.dtype.value_or(a.context.value_or(Scalar::F64)), dims);
 }
 
 bool Checker::nestedShape(const Expr &e, std::vector<Dim> &dims, size_t) {

@@ -229,6 +229,41 @@ private:
   /// the type its context wants, which constructors take their element type
   /// from when they have no `dtype:` (as literals do, SFEP-0054 §3.3).
   Type builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type *expected);
+  /// A built-in call's arguments, typed (builtinArguments: positional
+  /// values with their literals' hints, `dtype:` first, named arguments
+  /// checked against the family's), for its family's rule.
+  struct BuiltinArgs {
+    const CallExpr &call;
+    const BuiltinInfo &info;
+    std::vector<Type> positional;
+    std::vector<const Expr *> positionalExprs;
+    std::optional<Scalar> dtype, acc;
+    std::optional<Scalar> context; ///< the element type the context wants
+    std::vector<std::string_view> allowed; ///< the named arguments it takes
+  };
+  BuiltinArgs builtinArguments(const CallExpr &c, const BuiltinInfo &info, const Type *expected);
+  // What the rules ask of the arguments, each reporting what is wrong.
+  bool builtinArity(const BuiltinArgs &a, size_t lo, size_t hi);
+  std::optional<Type> builtinTensor(const BuiltinArgs &a, size_t i);
+  static const Expr *namedArgument(const CallExpr &c, const char *name);
+  std::optional<std::vector<Dim>> builtinShape(const BuiltinArgs &a, size_t i); ///< `[d1, d2, ...]`
+  bool builtinAdmits(const BuiltinArgs &a, Admits op, Scalar dt, size_t argIndex);
+  // One rule per family of Builtins.def.
+  Type printBuiltin(BuiltinArgs &a);
+  Type unaryBuiltin(BuiltinArgs &a);
+  Type binaryBuiltin(BuiltinArgs &a);
+  Type whereBuiltin(BuiltinArgs &a);
+  Type matmulBuiltin(BuiltinArgs &a);
+  Type reduceBuiltin(BuiltinArgs &a);
+  Type transposeBuiltin(BuiltinArgs &a);
+  Type reshapeBuiltin(BuiltinArgs &a);
+  Type broadcastBuiltin(BuiltinArgs &a);
+  Type sliceBuiltin(BuiltinArgs &a);
+  Type concatBuiltin(BuiltinArgs &a);
+  Type fullBuiltin(BuiltinArgs &a);
+  Type shapedBuiltin(BuiltinArgs &a); ///< zeros, random
+  Type iotaBuiltin(BuiltinArgs &a);
+  Type tensorBuiltin(BuiltinArgs &a);
 
   /// The shape of nested `[...]` data: every row of a level the same length.
   bool nestedShape(const Expr &e, std::vector<Dim> &dims, size_t);
