@@ -211,6 +211,7 @@ ProofResult ShapeSolver::proveWithZ3(const ShapeContext &context, const Goal &go
 
   ProofResult result;
   z3::check_result verdict;
+  bool interrupted = false; // by the watchdog, at the deadline
   {
     // The time limit is kept by a watchdog of Keel's that interrupts Z3 at
     // the deadline. Z3's own `timeout` parameter is not used: in Debian's
@@ -218,7 +219,7 @@ ProofResult ShapeSolver::proveWithZ3(const ShapeContext &context, const Goal &go
     // nonlinear arithmetic, so that a check never ends.
     std::mutex mutex;
     std::condition_variable done;
-    bool finished = false, interrupted = false;
+    bool finished = false;
     std::thread watchdog([&] {
       std::unique_lock<std::mutex> lock(mutex);
       if (!done.wait_for(lock, std::chrono::milliseconds(timeoutMs_), [&] { return finished; })) {
@@ -244,13 +245,22 @@ ProofResult ShapeSolver::proveWithZ3(const ShapeContext &context, const Goal &go
   if (verdict == z3::unsat) {
     result.status = ProofResult::Status::Proved;
   } else if (verdict == z3::sat) {
-    result.status = ProofResult::Status::Refuted;
-    z3::model m = solver.get_model();
-    for (const auto &[name, v] : vars) {
-      z3::expr value = m.eval(v, true);
-      int64_t n = 0;
-      if (value.is_numeral_i64(n))
-        result.counterexample[name] = n;
+    // The watchdog may fire after check() returned and before the model is
+    // read: Z3 then cancels get_model, and without a model the refutation
+    // has no counterexample to show, so it counts as a timeout.
+    try {
+      z3::model m = solver.get_model();
+      for (const auto &[name, v] : vars) {
+        z3::expr value = m.eval(v, true);
+        int64_t n = 0;
+        if (value.is_numeral_i64(n))
+          result.counterexample[name] = n;
+      }
+      result.status = ProofResult::Status::Refuted;
+    } catch (const z3::exception &e) {
+      result.status = ProofResult::Status::Unknown;
+      result.counterexample.clear();
+      result.reason = interrupted ? "timeout" : e.msg();
     }
   } else {
     result.status = ProofResult::Status::Unknown;
