@@ -33,8 +33,7 @@ DTypeSet DTypeSet::allFloats() {
 
 namespace {
 
-bool isInteger(DType t) { return !isFloatType(t) && t != DType::Bool; }
-bool isSigned(DType t) { return isInteger(t) && isSignedType(t); }
+bool isSigned(DType t) { return isIntegerType(t) && isSignedType(t); }
 
 double largest(DType t) { return fp::toF64(*formatOf(t), fp::largestFinite(*formatOf(t))); }
 
@@ -116,7 +115,7 @@ bool Capabilities::native(const Function &f, const Op &o) const {
 bool Capabilities::conversionNative(DType from, DType to) const {
   if (leftToExit.has(from) || leftToExit.has(to))
     return true;
-  if (isFloatType(from) && isInteger(to))
+  if (isFloatType(from) && isIntegerType(to))
     return saturatingFloatToInteger;
   if (to == DType::FP8E4M3FN && exceedsFp8e4m3fn(from))
     return saturatingFp8e4m3fn;
@@ -186,7 +185,7 @@ private:
         guardedDivision(o);
       return;
     case OpKind::Convert:
-      if (isFloatType(dtype(o.operands[0])) && isInteger(o.resultTypes[0].dtype))
+      if (isFloatType(dtype(o.operands[0])) && isIntegerType(o.resultTypes[0].dtype))
         floatToInteger(o);
       else
         clampIntoFp8e4m3fn(o);
