@@ -52,8 +52,8 @@ std::string i64(Block &b, uint64_t v) { return b.constant(DType::I64, v); }
 std::string roundHelper(DType t, Helpers &h) {
   const fp::FormatInfo &f = fp::info(*ir::formatOf(t));
   fp::Format fmt = f.format;
-  int counter = 0;
-  Block b(counter, "  ", h);
+  SsaNames names;
+  Block b(names, "  ", h);
   std::string zero = i64(b, 0), one = i64(b, 1), c63 = i64(b, 63);
   std::string lz = b.op("math.ctlz %sig : i64");
   std::string p = b.op("arith.subi " + c63 + ", " + lz + " : i64"); // the top bit of sig
@@ -107,8 +107,8 @@ std::string roundHelper(DType t, Helpers &h) {
 
 /// `@keel.from_f64.FORMAT(%x: f64)`: one rounding from f64.
 std::string fromF64Helper(DType t, Helpers &h) {
-  int counter = 0;
-  Block b(counter, "  ", h);
+  SsaNames names;
+  Block b(names, "  ", h);
   std::string bits = b.op("arith.bitcast %x : f64 to i64");
   std::string neg = b.op("arith.cmpi slt, " + bits + ", " + i64(b, 0) + " : i64");
   std::string mag = b.op("arith.andi " + bits + ", " + i64(b, 0x7FFFFFFFFFFFFFFFull) + " : i64");
@@ -128,8 +128,8 @@ std::string fromF64Helper(DType t, Helpers &h) {
 /// `@keel.from_i64.FORMAT(%x: i64)` / `@keel.from_u64.FORMAT`: one rounding
 /// from a 64-bit integer.
 std::string fromIntHelper(DType t, bool isSigned, Helpers &h) {
-  int counter = 0;
-  Block b(counter, "  ", h);
+  SsaNames names;
+  Block b(names, "  ", h);
   std::string zero = i64(b, 0), neg, sig = "%x";
   if (isSigned) {
     neg = b.op("arith.cmpi slt, %x, " + zero + " : i64");
@@ -149,8 +149,8 @@ std::string fromIntHelper(DType t, bool isSigned, Helpers &h) {
 /// (exact; a NaN is the quiet NaN of its sign).
 std::string decodeHelper(DType t, Helpers &h) {
   const fp::FormatInfo &f = fp::info(*ir::formatOf(t));
-  int counter = 0;
-  Block b(counter, "  ", h);
+  SsaNames names;
+  Block b(names, "  ", h);
   auto c32 = [&](uint64_t v) { return b.constant(DType::I32, v); };
   std::string byte = b.op("arith.bitcast %x : " + ty(t) + " to i8");
   std::string w = b.op("arith.extui " + byte + " : i8 to i32");
@@ -189,8 +189,8 @@ std::string decodeHelper(DType t, Helpers &h) {
 /// LLVM's own f32 -> bf16 may flush subnormals on the host.
 std::string truncationHelper(DType t, Helpers &h) {
   int drop = t == DType::TF32 ? 13 : 16;
-  int counter = 0;
-  Block b(counter, "  ", h);
+  SsaNames names;
+  Block b(names, "  ", h);
   auto c32 = [&](uint64_t v) { return b.constant(DType::I32, v); };
   std::string bits = b.op("arith.bitcast %x : f32 to i32");
   std::string nan = b.op("arith.cmpi ugt, " + b.op("arith.andi " + bits + ", " + c32(0x7FFFFFFF) + " : i32") + ", " +
@@ -495,71 +495,38 @@ std::string Block::unary(ir::UnaryCode c, DType t, const std::string &x) {
   return x;
 }
 
+namespace {
+/// The table's operation for `c` on `t`; the verifier admits no dtype
+/// without one.
+std::string spelling(std::string_view op, ir::BinaryCode c, DType t) {
+  if (op.empty())
+    throw std::logic_error("the linalg exit received `binary." + std::string(ir::binaryName(c)) + "` on " +
+                           std::string(ir::dtypeName(t)) + ", which the verifier rejects");
+  return std::string(op);
+}
+} // namespace
+
 std::string Block::binary(ir::BinaryCode c, DType t, const std::string &a, const std::string &b) {
-  using B = ir::BinaryCode;
+  // keel/support/Operators.def's spellings; integer division arrives with
+  // a guarded divisor (never 0, nor -1 under MIN), float rem is fmod
+  // (exact), min/max are IEEE 754-2019's (NaN wins, -0 < +0).
+  const BinaryCodeInfo &info = binaryCodeInfo(c);
   if (ir::isFloatType(t)) {
-    std::string wt = ty(nativeFloat(t)), x = a, y = b, mnemonic;
-    switch (c) {
-    case B::Add: mnemonic = "arith.addf"; break;
-    case B::Sub: mnemonic = "arith.subf"; break;
-    case B::Mul: mnemonic = "arith.mulf"; break;
-    case B::Div: mnemonic = "arith.divf"; break;
-    case B::Rem: mnemonic = "arith.remf"; break; // fmod: exact
-    case B::Min: mnemonic = "arith.minimumf"; break; // IEEE 754-2019: NaN wins, -0 < +0
-    case B::Max: mnemonic = "arith.maximumf"; break;
-    case B::Pow: mnemonic = helpers_.keelMath ? "" : "math.powf"; break;
-    case B::And: case B::Or: case B::Xor: mnemonic = "arith.andi"; break; // integers only: the verifier rejects them
-    }
-    std::string r = mnemonic.empty()
-                        ? op("func.call " + helpers_.use("keel_pow_" + wt) + "(" + x + ", " + y + ") : (" + wt + ", " + wt +
-                             ") -> " + wt)
-                        : op(mnemonic + " " + x + ", " + y + " : " + wt);
-    return r;
+    std::string wt = ty(nativeFloat(t));
+    if (c == ir::BinaryCode::Pow && helpers_.keelMath)
+      return op("func.call " + helpers_.use("keel_pow_" + wt) + "(" + a + ", " + b + ") : (" + wt + ", " + wt + ") -> " + wt);
+    return op(spelling(info.mlirFloat, c, t) + " " + a + ", " + b + " : " + wt);
   }
-  std::string T = ty(t);
-  bool isSigned = ir::isSignedType(t);
-  switch (c) {
-  case B::Add: return op("arith.addi " + a + ", " + b + " : " + T); // wrapping
-  case B::Sub: return op("arith.subi " + a + ", " + b + " : " + T);
-  case B::Mul: return op("arith.muli " + a + ", " + b + " : " + T);
-  // Legalization guarded the divisor: never 0, nor -1 under MIN.
-  case B::Div: return op(std::string(isSigned ? "arith.divsi " : "arith.divui ") + a + ", " + b + " : " + T);
-  case B::Rem: return op(std::string(isSigned ? "arith.remsi " : "arith.remui ") + a + ", " + b + " : " + T);
-  case B::Min: return op(std::string(isSigned ? "arith.minsi " : "arith.minui ") + a + ", " + b + " : " + T);
-  case B::Max: return op(std::string(isSigned ? "arith.maxsi " : "arith.maxui ") + a + ", " + b + " : " + T);
-  case B::And: return op("arith.andi " + a + ", " + b + " : " + T);
-  case B::Or: return op("arith.ori " + a + ", " + b + " : " + T);
-  case B::Xor: return op("arith.xori " + a + ", " + b + " : " + T);
-  case B::Pow: break; // floats only: the verifier rejects it
-  }
-  return a;
+  return op(spelling(ir::isSignedType(t) ? info.mlirSigned : info.mlirUnsigned, c, t) + " " + a + ", " + b + " : " + ty(t));
 }
 
 std::string Block::compare(ir::CompareDir d, DType t, const std::string &a, const std::string &b) {
-  using D = ir::CompareDir;
-  if (ir::isFloatType(t)) {
-    std::string pred;
-    switch (d) {
-    case D::Eq: pred = "oeq"; break;
-    case D::Ne: pred = "une"; break; // true for NaN
-    case D::Lt: pred = "olt"; break;
-    case D::Le: pred = "ole"; break;
-    case D::Gt: pred = "ogt"; break;
-    case D::Ge: pred = "oge"; break;
-    }
-    return op("arith.cmpf " + pred + ", " + a + ", " + b + " : " + ty(nativeFloat(t)));
-  }
+  const CompareDirInfo &info = compareDirInfo(d);
+  if (ir::isFloatType(t)) // ordered, but `une`: true for a NaN
+    return op("arith.cmpf " + std::string(info.mlirFloat) + ", " + a + ", " + b + " : " + ty(nativeFloat(t)));
   bool isSigned = ir::isSignedType(t) && t != DType::Bool;
-  std::string pred;
-  switch (d) {
-  case D::Eq: pred = "eq"; break;
-  case D::Ne: pred = "ne"; break;
-  case D::Lt: pred = isSigned ? "slt" : "ult"; break;
-  case D::Le: pred = isSigned ? "sle" : "ule"; break;
-  case D::Gt: pred = isSigned ? "sgt" : "ugt"; break;
-  case D::Ge: pred = isSigned ? "sge" : "uge"; break;
-  }
-  return op("arith.cmpi " + pred + ", " + a + ", " + b + " : " + ty(t));
+  return op("arith.cmpi " + std::string(isSigned ? info.mlirSigned : info.mlirUnsigned) + ", " + a + ", " + b + " : " +
+            ty(t));
 }
 
 std::string Block::select(DType t, const std::string &c, const std::string &a, const std::string &b) {

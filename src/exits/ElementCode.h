@@ -21,6 +21,7 @@
 #ifndef KEEL_EXITS_ELEMENTCODE_H
 #define KEEL_EXITS_ELEMENTCODE_H
 
+#include "MlirModule.h"
 #include "keel/ir/IR.h"
 
 #include <cstdint>
@@ -46,11 +47,10 @@ private:
 };
 
 /// Straight-line code in one block: a linalg body or a helper function.
-/// Names are `%tN` from a counter the whole function shares (MLIR forbids
-/// redefining a name in a nested region).
+/// Its values are temporaries of the function's SsaNames.
 class Block {
 public:
-  Block(int &counter, std::string indent, Helpers &helpers) : counter_(counter), indent_(std::move(indent)), helpers_(helpers) {}
+  Block(SsaNames &names, std::string indent, Helpers &helpers) : names_(names), indent_(std::move(indent)), helpers_(helpers) {}
 
   /// `%tN = rhs`; returns `%tN`.
   std::string op(const std::string &rhs);
@@ -61,7 +61,7 @@ public:
   std::string f64(double v); ///< an f64 constant
   const std::string &text() const { return text_; }
   Helpers &helpers() { return helpers_; }
-  std::string fresh() { return "%t" + std::to_string(counter_++); }
+  std::string fresh() { return names_.fresh(); }
 
   // Element semantics: operands and results are of the dtype's MLIR type.
   std::string convert(ir::DType from, ir::DType to, const std::string &x);
@@ -84,7 +84,7 @@ private:
   std::string floatToFloat(ir::DType from, ir::DType to, const std::string &x);
   std::string transcendental(ir::UnaryCode c, const std::string &w, const std::string &x);
 
-  int &counter_;
+  SsaNames &names_;
   std::string indent_;
   Helpers &helpers_;
   std::string text_;

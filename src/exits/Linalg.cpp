@@ -11,15 +11,13 @@
 #include "keel/exits/Linalg.h"
 
 #include "ElementCode.h"
+#include "MlirModule.h"
 #include "keel/exits/MlirText.h"
 #include "keel/ir/Text.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
-#include <numeric>
 #include <set>
-#include <tuple>
 #include <unordered_map>
 
 namespace keel::exits {
@@ -27,141 +25,9 @@ namespace keel::exits {
 using namespace ir;
 using detail::Block;
 using detail::Helpers;
+using detail::SsaNames;
 
 namespace {
-
-//===-- Affine simplification for reshapes --------------------------------===//
-
-/// The values an expression takes over the loops' ranges (inclusive).
-struct Range {
-  int64_t lo, hi;
-};
-
-Range rangeOf(const AffineRef &e, const std::vector<int64_t> &ranges) {
-  switch (e->kind) {
-  case Affine::Kind::Dim: return {0, ranges[static_cast<size_t>(e->value)] - 1};
-  case Affine::Kind::Const: return {e->value, e->value};
-  case Affine::Kind::Add: {
-    Range a = rangeOf(e->lhs, ranges), b = rangeOf(e->rhs, ranges);
-    return {a.lo + b.lo, a.hi + b.hi};
-  }
-  case Affine::Kind::Mul: {
-    Range a = rangeOf(e->lhs, ranges);
-    return e->value >= 0 ? Range{a.lo * e->value, a.hi * e->value} : Range{a.hi * e->value, a.lo * e->value};
-  }
-  case Affine::Kind::FloorDiv: { // by a positive constant
-    Range a = rangeOf(e->lhs, ranges);
-    auto floorDiv = [&](int64_t x) { return x >= 0 ? x / e->value : -((-x + e->value - 1) / e->value); };
-    return {floorDiv(a.lo), floorDiv(a.hi)};
-  }
-  case Affine::Kind::Mod: return {0, e->value - 1};
-  }
-  return {0, 0};
-}
-
-/// The terms of a sum.
-void terms(const AffineRef &e, std::vector<AffineRef> &out) {
-  if (e->kind == Affine::Kind::Add) {
-    terms(e->lhs, out);
-    terms(e->rhs, out);
-  } else {
-    out.push_back(e);
-  }
-}
-
-AffineRef sum(const std::vector<AffineRef> &ts) {
-  AffineRef e = affineConst(0);
-  for (const AffineRef &t : ts)
-    e = affineAdd(e, t);
-  return e;
-}
-
-/// Splits e's terms into a multiple of s (returned divided by s) and the
-/// rest: e == quotient * s + rest.
-std::pair<std::vector<AffineRef>, std::vector<AffineRef>> splitMultiples(const AffineRef &e, int64_t s) {
-  std::vector<AffineRef> all, quotient, rest;
-  terms(e, all);
-  for (const AffineRef &t : all) {
-    if (t->kind == Affine::Kind::Mul && t->value % s == 0)
-      quotient.push_back(affineMul(t->lhs, t->value / s));
-    else if (t->kind == Affine::Kind::Const && t->value % s == 0)
-      quotient.push_back(affineConst(t->value / s));
-    else
-      rest.push_back(t);
-  }
-  return {quotient, rest};
-}
-
-bool within(const AffineRef &e, int64_t s, const std::vector<int64_t> &ranges) {
-  Range r = rangeOf(e, ranges);
-  return r.lo >= 0 && r.hi < s;
-}
-
-/// A common factor g of s and the coefficients of e's scaled terms such
-/// that the other terms stay in [0, g): then e = g * high + low with
-/// 0 <= low < g. Returns (g, high, low), or g = 1.
-std::tuple<int64_t, AffineRef, AffineRef> factorOut(const AffineRef &e, int64_t s, const std::vector<int64_t> &ranges) {
-  std::vector<AffineRef> all;
-  terms(e, all);
-  int64_t g = s;
-  for (const AffineRef &t : all)
-    if (t->kind == Affine::Kind::Mul)
-      g = std::gcd(g, t->value);
-  if (g <= 1)
-    return {1, e, e};
-  auto [high, low] = splitMultiples(e, g);
-  if (!within(sum(low), g, ranges))
-    return {1, e, e};
-  return {g, sum(high), sum(low)};
-}
-
-/// e floordiv s, with the multiples of s taken out, a common factor
-/// divided out, and the rest dropped when it stays in [0, s) over the loops.
-AffineRef floorDivOver(const AffineRef &e, int64_t s, const std::vector<int64_t> &ranges) {
-  if (s == 1)
-    return e;
-  auto [quotient, rest] = splitMultiples(e, s);
-  AffineRef r = sum(rest);
-  if (within(r, s, ranges))
-    return sum(quotient);
-  auto [g, high, low] = factorOut(r, s, ranges); // (g*high + low) floordiv (g*s') = high floordiv s'
-  if (g > 1)
-    return affineAdd(sum(quotient), floorDivOver(high, s / g, ranges));
-  return affineAdd(sum(quotient), affineFloorDiv(r, s));
-}
-
-/// e mod s, without the multiples of s, a common factor taken out, and no
-/// mod when the rest stays in [0, s).
-AffineRef modOver(const AffineRef &e, int64_t s, const std::vector<int64_t> &ranges) {
-  AffineRef r = sum(splitMultiples(e, s).second);
-  if (within(r, s, ranges))
-    return r;
-  auto [g, high, low] = factorOut(r, s, ranges); // (g*high + low) mod (g*s') = g*(high mod s') + low
-  if (g > 1)
-    return affineAdd(affineMul(modOver(high, s / g, ranges), g), low);
-  return affineMod(r, s);
-}
-
-/// The operand point a reshape reads for result point `p`: the row-major
-/// position, then the operand's coordinates of it.
-AffinePoint reshapePoint(const AffinePoint &p, const TensorType &result, const TensorType &operand,
-                         const std::vector<int64_t> &ranges) {
-  AffineRef position = affineConst(0);
-  int64_t stride = 1;
-  for (size_t i = result.rank(); i-- > 0;) {
-    if (result.shape[i] != 1) // a size-1 dimension's index is 0
-      position = affineAdd(affineMul(p[i], stride), position);
-    stride *= result.shape[i];
-  }
-  AffinePoint q(operand.rank());
-  int64_t below = 1;
-  for (size_t j = operand.rank(); j-- > 0;) {
-    AffineRef quotient = floorDivOver(position, below, ranges);
-    q[j] = operand.shape[j] == 1 ? affineConst(0) : modOver(quotient, operand.shape[j], ranges);
-    below *= operand.shape[j];
-  }
-  return q;
-}
 
 std::string pointKey(const AffinePoint &p) {
   std::string s;
@@ -228,7 +94,8 @@ public:
   std::string output(const std::string &init, const TensorType &type, const AffinePoint &point);
   Block &body() { return body_; }
   /// Prints the generic yielding `yields`; returns its results' names.
-  std::vector<std::string> finish(const std::vector<std::string> &yields, const Location &loc);
+  /// `result` names it (with `#k` for each of several outputs).
+  std::vector<std::string> finish(const std::vector<std::string> &yields, const Location &loc, const std::string &result);
 
 private:
   std::string index(const AffineRef &e);
@@ -252,22 +119,19 @@ private:
 class FunctionEmitter {
 public:
   FunctionEmitter(const Function &f, Helpers &helpers, const std::map<std::string, std::string> &symbols, bool isPublic)
-      : f_(f), helpers_(helpers), symbols_(symbols), isPublic_(isPublic) {
-    for (const auto &[v, name] : valueNames(f))
-      names_[v] = "%v" + name.substr(1);
-  }
+      : f_(f), helpers_(helpers), symbols_(symbols), isPublic_(isPublic), names_(f) {}
 
   std::string emit();
 
   // For Generic.
-  int &counter() { return counter_; }
+  SsaNames &names() { return names_; }
   Helpers &helpers() { return helpers_; }
   const TensorType &type(ValueId v) const { return f_.valueTypes[v]; }
   const Function &function() const { return f_; }
   std::string tensor(ValueId v) const { return ssa_.at(v); }
   void line(const std::string &text) { out_ += "    " + text + "\n"; }
   void raw(const std::string &text) { out_ += text; }
-  std::string fresh() { return "%t" + std::to_string(counter_++); }
+  std::string fresh() { return names_.fresh(); }
   /// A dense constant op's tensor, made once before the code that reads it.
   std::string constantTensor(const Op &o);
 
@@ -275,15 +139,18 @@ private:
   void ops(const std::vector<Op> &ops);
   void op(const Op &o);
   void fusion(const Op &o);
+  std::string reshape(const Op &o);
   bool oneGeneric(const Op &o);
   /// A tensor of `t` to write into: empty, or filled with `encoding`.
   std::string empty(const TensorType &t);
   std::string filled(const TensorType &t, uint64_t encoding);
-  std::string elementwise(const Op &o, const std::unordered_map<ValueId, const Op *> &inlined);
+  /// One generic computing `o`'s result, named `name`.
+  std::string elementwise(const Op &o, const std::unordered_map<ValueId, const Op *> &inlined, const std::string &name);
   void reduce(const Op &o, const std::unordered_map<ValueId, const Op *> &inlined, bool named);
   void dot(const Op &o, const std::unordered_map<ValueId, const Op *> &inlined, bool named);
-  /// `%r = convert acc -> dtype` when they differ.
-  std::string convertAll(const std::string &t, const TensorType &from, const TensorType &to, const Location &loc);
+  /// `NAME = convert acc -> dtype` when they differ; else `t`.
+  std::string convertAll(const std::string &t, const TensorType &from, const TensorType &to, const Location &loc,
+                         const std::string &name);
   void define(ValueId v, const std::string &name) { ssa_[v] = name; }
   /// `%a, %b` and their types, `tensor<..>, tensor<..>`.
   std::pair<std::string, std::string> operandList(const std::vector<ValueId> &values) const {
@@ -294,27 +161,20 @@ private:
     }
     return {names, types};
   }
-  std::string nameFor(ValueId v) {
-    auto it = names_.find(v);
-    std::string n = it != names_.end() ? it->second : fresh();
-    return used_.insert(n).second ? n : fresh();
-  }
-
   const Function &f_;
   Helpers &helpers_;
   const std::map<std::string, std::string> &symbols_;
   bool isPublic_;
-  int counter_ = 0;
+  SsaNames names_;
   std::string out_;
-  std::unordered_map<ValueId, std::string> names_, ssa_;
-  std::set<std::string> used_;
+  std::unordered_map<ValueId, std::string> ssa_; ///< each value's MLIR value
   std::map<const Op *, std::string> constants_;
 };
 
 Generic::Generic(FunctionEmitter &fe, std::vector<int64_t> ranges, std::vector<std::string> iterators,
                  const std::unordered_map<ValueId, const Op *> &inlined)
     : fe_(fe), ranges_(std::move(ranges)), iterators_(std::move(iterators)), inlined_(inlined),
-      body_(fe.counter(), "      ", fe.helpers()) {}
+      body_(fe.names(), "      ", fe.helpers()) {}
 
 std::string Generic::input(const std::string &tensor, const TensorType &type, const AffinePoint &point) {
   auto key = std::make_pair(tensor, pointKey(point));
@@ -434,7 +294,8 @@ std::string Generic::value(ValueId v, const AffinePoint &p) {
   return memo_[key] = r;
 }
 
-std::vector<std::string> Generic::finish(const std::vector<std::string> &yields, const Location &loc) {
+std::vector<std::string> Generic::finish(const std::vector<std::string> &yields, const Location &loc,
+                                         const std::string &result) {
   // A loop no operand indexes by alone gets its range from a small empty
   // tensor of that size, read by nothing.
   std::vector<bool> covered(ranges_.size(), false);
@@ -465,20 +326,14 @@ std::vector<std::string> Generic::finish(const std::vector<std::string> &yields,
     add(iterators, "\"" + i + "\"");
   for (const std::string &y : yields)
     add(yieldList, y);
-  std::string result = fe_.fresh();
-  std::string head = result + (outs_.size() > 1 ? ":" + std::to_string(outs_.size()) : "") +
-                     " = linalg.generic {indexing_maps = [" + maps + "], iterator_types = [" + iterators + "]}";
+  std::string head = detail::resultsDefined(result, outs_.size()) + "linalg.generic {indexing_maps = [" + maps +
+                     "], iterator_types = [" + iterators + "]}";
   if (!ins_.empty())
     head += " ins(" + insText + " : " + insTypes + ")";
   fe_.line(head + " outs(" + outsText + " : " + outsTypes + ") {");
   fe_.raw("    ^bb0(" + args + "):\n" + body_.text() + "      linalg.yield " + yieldList + " : " + yieldTypes + "\n");
   fe_.line("} -> " + (outs_.size() > 1 ? "(" + outsTypes + ")" : outsTypes) + mlirLocation(loc));
-  if (outs_.size() == 1)
-    return {result};
-  std::vector<std::string> names;
-  for (size_t i = 0; i < outs_.size(); ++i)
-    names.push_back(result + "#" + std::to_string(i));
-  return names;
+  return detail::resultNames(result, outs_.size());
 }
 
 //===-- Operations --------------------------------------------------------===//
@@ -502,21 +357,22 @@ std::string FunctionEmitter::constantTensor(const Op &o) {
   if (it != constants_.end())
     return it->second;
   const TensorType &t = type(o.results[0]);
-  std::string c = fresh();
+  std::string c = names_.of(o.results[0]);
   line(c + " = arith.constant " + mlirDense(t, o.constant) + " : " + mlirTensorType(t) + mlirLocation(o.loc));
   return constants_[&o] = c;
 }
 
-std::string FunctionEmitter::elementwise(const Op &o, const std::unordered_map<ValueId, const Op *> &inlined) {
+std::string FunctionEmitter::elementwise(const Op &o, const std::unordered_map<ValueId, const Op *> &inlined,
+                                         const std::string &name) {
   const TensorType &t = type(o.results[0]);
   Generic g(*this, t.shape, std::vector<std::string>(t.rank(), "parallel"), inlined);
   g.output(empty(t), t, identityPoint(t.rank()));
   std::string v = g.value(o.results[0], identityPoint(t.rank()));
-  return g.finish({v}, o.loc)[0];
+  return g.finish({v}, o.loc, name)[0];
 }
 
 std::string FunctionEmitter::convertAll(const std::string &x, const TensorType &from, const TensorType &to,
-                                        const Location &loc) {
+                                        const Location &loc, const std::string &name) {
   if (from.dtype == to.dtype)
     return x;
   std::unordered_map<ValueId, const Op *> none;
@@ -524,7 +380,7 @@ std::string FunctionEmitter::convertAll(const std::string &x, const TensorType &
   std::string out = empty(to);
   std::string in = g.input(x, from, identityPoint(to.rank()));
   g.output(out, to, identityPoint(to.rank()));
-  return g.finish({g.body().convert(from.dtype, to.dtype, in)}, loc)[0];
+  return g.finish({g.body().convert(from.dtype, to.dtype, in)}, loc, name)[0];
 }
 
 void FunctionEmitter::reduce(const Op &o, const std::unordered_map<ValueId, const Op *> &inlined, bool named) {
@@ -532,16 +388,20 @@ void FunctionEmitter::reduce(const Op &o, const std::unordered_map<ValueId, cons
   DType acc = *o.acc;
   TensorType accType = TensorType::make(acc, out.shape);
   auto reduced = [&](size_t d) { return std::binary_search(o.dims.begin(), o.dims.end(), static_cast<int64_t>(d)); };
+  // The result's name goes to the conversion from the accumulator, or to
+  // the reduction itself when there is none.
+  std::string name = isArg(o.combiner) ? "" : names_.of(o.results[0]);
+  auto accumulated = [&] { return acc == out.dtype ? name : fresh(); };
   if (named && !isArg(o.combiner)) { // linalg.reduce: its loops visit each output's inputs in index order
     std::string init = filled(accType, identityEncoding(o.combiner, acc));
-    std::string x = fresh(), a = fresh(), r = fresh();
-    Block b(counter_, "        ", helpers_);
+    std::string x = fresh(), a = fresh(), r = accumulated();
+    Block b(names_, "        ", helpers_);
     std::string combined = b.binary(combineCode(o.combiner), acc, a, b.convert(in.dtype, acc, x));
     line(r + " = linalg.reduce ins(" + tensor(o.operands[0]) + " : " + mlirTensorType(in) + ") outs(" + init + " : " +
          mlirTensorType(accType) + ") dimensions = " + list(o.dims));
     raw("      (" + x + ": " + mlirElementType(in.dtype) + ", " + a + ": " + mlirElementType(acc) + ") {\n" + b.text() +
         "        linalg.yield " + combined + " : " + mlirElementType(acc) + "\n      }" + mlirLocation(o.loc) + "\n");
-    define(o.results[0], convertAll(r, accType, out, o.loc));
+    define(o.results[0], convertAll(r, accType, out, o.loc, name));
     return;
   }
   std::vector<std::string> iterators;
@@ -556,8 +416,9 @@ void FunctionEmitter::reduce(const Op &o, const std::unordered_map<ValueId, cons
     std::string a = g.output(filled(accType, identityEncoding(o.combiner, acc)), accType, outPoint);
     std::string x = g.value(o.operands[0], identityPoint(in.rank()));
     Block &b = g.body();
-    std::string r = g.finish({b.binary(combineCode(o.combiner), acc, a, b.convert(in.dtype, acc, x))}, o.loc)[0];
-    define(o.results[0], convertAll(r, accType, out, o.loc));
+    std::string r = g.finish({b.binary(combineCode(o.combiner), acc, a, b.convert(in.dtype, acc, x))}, o.loc,
+                             accumulated())[0];
+    define(o.results[0], convertAll(r, accType, out, o.loc, name));
     return;
   }
   // argmax / argmin: the best value so far and its row-major position
@@ -588,7 +449,7 @@ void FunctionEmitter::reduce(const Op &o, const std::unordered_map<ValueId, cons
   std::string take = b.op("arith.ori " + first + ", " + wins + " : i1");
   std::string newBest = b.select(acc, take, v, best);
   std::string newWhere = b.op("arith.select " + take + ", " + position + ", " + where + " : i64");
-  std::vector<std::string> r = g.finish({newBest, newWhere}, o.loc);
+  std::vector<std::string> r = g.finish({newBest, newWhere}, o.loc, fresh());
   define(o.results[0], r[1]);
 }
 
@@ -596,6 +457,8 @@ void FunctionEmitter::dot(const Op &o, const std::unordered_map<ValueId, const O
   const TensorType &lhs = type(o.operands[0]), &rhs = type(o.operands[1]), &out = type(o.results[0]);
   DType acc = *o.acc;
   TensorType accType = TensorType::make(acc, out.shape);
+  std::string name = names_.of(o.results[0]);
+  auto accumulated = [&] { return acc == out.dtype ? name : fresh(); };
   std::string init = filled(accType, identityEncoding(Combiner::Sum, acc)); // -0 for floats
   bool plain = named && !isFp8Element(lhs.dtype); // linalg widens with arith.extf, which fp8 lacks on the CPU
   auto is = [](const std::vector<int64_t> &v, std::vector<int64_t> want) { return v == want; };
@@ -606,11 +469,11 @@ void FunctionEmitter::dot(const Op &o, const std::unordered_map<ValueId, const O
       is(o.rhsContract, {1}))
     kind = "linalg.batch_matmul";
   if (!kind.empty()) { // its loops: the contracting one innermost, in index order
-    std::string r = fresh();
+    std::string r = accumulated();
     line(r + " = " + kind + " ins(" + tensor(o.operands[0]) + ", " + tensor(o.operands[1]) + " : " + mlirTensorType(lhs) +
          ", " + mlirTensorType(rhs) + ") outs(" + init + " : " + mlirTensorType(accType) + ") -> " +
          mlirTensorType(accType) + mlirLocation(o.loc));
-    define(o.results[0], convertAll(r, accType, out, o.loc));
+    define(o.results[0], convertAll(r, accType, out, o.loc, name));
     return;
   }
   // Loops: batch, lhs free, rhs free (the result's order), then the
@@ -648,8 +511,8 @@ void FunctionEmitter::dot(const Op &o, const std::unordered_map<ValueId, const O
   std::string y = g.value(o.operands[1], point(rhs, o.rhsBatch, rhsFree, nb + nl, o.rhsContract));
   Block &b = g.body();
   std::string product = b.binary(BinaryCode::Mul, acc, b.convert(lhs.dtype, acc, x), b.convert(rhs.dtype, acc, y));
-  std::string r = g.finish({b.binary(BinaryCode::Add, acc, a, product)}, o.loc)[0];
-  define(o.results[0], convertAll(r, accType, out, o.loc));
+  std::string r = g.finish({b.binary(BinaryCode::Add, acc, a, product)}, o.loc, accumulated())[0];
+  define(o.results[0], convertAll(r, accType, out, o.loc, name));
 }
 
 bool FunctionEmitter::oneGeneric(const Op &o) {
@@ -674,6 +537,7 @@ bool FunctionEmitter::oneGeneric(const Op &o) {
   }
   if (!root)
     return false;
+  names_.holds(root->results[0], o.results[0]);
   if (root->kind == OpKind::DotGeneral) {
     // A contraction's body runs once per (result element, contracting
     // index): an operand computed there would be recomputed for every
@@ -696,7 +560,7 @@ bool FunctionEmitter::oneGeneric(const Op &o) {
       if (!computes || !inlined.count(operand))
         continue;
       line("// fusion: the contraction's operand, computed once");
-      define(operand, elementwise(*inlined.at(operand), inlined));
+      define(operand, elementwise(*inlined.at(operand), inlined, names_.of(operand)));
       inlined.erase(operand);
     }
     line("// fusion of " + std::to_string(region.ops.size() - 1) + " operations: the contraction as one linalg.generic");
@@ -708,7 +572,7 @@ bool FunctionEmitter::oneGeneric(const Op &o) {
   if (root->kind == OpKind::Reduce)
     reduce(*root, inlined, false);
   else
-    define(root->results[0], elementwise(*root, inlined));
+    define(root->results[0], elementwise(*root, inlined, names_.of(root->results[0])));
   define(o.results[0], tensor(root->results[0]));
   return true;
 }
@@ -720,11 +584,45 @@ void FunctionEmitter::fusion(const Op &o) {
   if (oneGeneric(o))
     return;
   line("// fusion of " + std::to_string(region.ops.size() - 1) + " operations, one by one");
-  for (size_t i = 0; i + 1 < region.ops.size(); ++i)
-    op(region.ops[i]);
   const Op &ret = region.ops.back();
   for (size_t k = 0; k < o.results.size(); ++k)
+    names_.holds(ret.operands[k], o.results[k]);
+  for (size_t i = 0; i + 1 < region.ops.size(); ++i)
+    op(region.ops[i]);
+  for (size_t k = 0; k < o.results.size(); ++k)
     define(o.results[k], tensor(ret.operands[k]));
+}
+
+/// A reshape to another shape: tensor.expand_shape, collapse_shape, or
+/// both.
+std::string FunctionEmitter::reshape(const Op &o) {
+  const TensorType &in = type(o.operands[0]), &out = type(o.results[0]);
+  std::string loc = mlirLocation(o.loc);
+  std::string x = tensor(o.operands[0]), r = names_.of(o.results[0]);
+  auto all = [](size_t n) {
+    std::vector<int64_t> v;
+    for (size_t i = 0; i < n; ++i)
+      v.push_back(static_cast<int64_t>(i));
+    return list(v);
+  };
+  if (in.rank() == 0) {
+    line(r + " = tensor.expand_shape " + x + " [] output_shape " + list(out.shape) + " : " + mlirTensorType(in) +
+         " into " + mlirTensorType(out) + loc);
+  } else if (out.rank() == 0) {
+    line(r + " = tensor.collapse_shape " + x + " [] : " + mlirTensorType(in) + " into " + mlirTensorType(out) + loc);
+  } else { // through the row-major 1-D tensor of its elements
+    TensorType flat = TensorType::make(out.dtype, {*out.elementCount()});
+    if (in.rank() != 1) {
+      std::string c = out.rank() == 1 ? r : fresh();
+      line(c + " = tensor.collapse_shape " + x + " [" + all(in.rank()) + "] : " + mlirTensorType(in) + " into " +
+           mlirTensorType(flat) + loc);
+      x = c;
+    }
+    if (out.rank() != 1)
+      line(r + " = tensor.expand_shape " + x + " [" + all(out.rank()) + "] output_shape " + list(out.shape) +
+           " : " + mlirTensorType(flat) + " into " + mlirTensorType(out) + loc);
+  }
+  return r;
 }
 
 void FunctionEmitter::op(const Op &o) {
@@ -735,7 +633,7 @@ void FunctionEmitter::op(const Op &o) {
   switch (o.kind) {
   case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
   case OpKind::Iota:
-    define(o.results[0], elementwise(o, {{o.results[0], &o}}));
+    define(o.results[0], elementwise(o, {{o.results[0], &o}}, names_.of(o.results[0])));
     return;
   case OpKind::Constant: define(o.results[0], constantTensor(o)); return;
   case OpKind::BroadcastInDim: {
@@ -743,7 +641,7 @@ void FunctionEmitter::op(const Op &o) {
     for (size_t k = 0; k < in(0).rank(); ++k)
       expands = expands || (in(0).shape[k] == 1 && result().shape[static_cast<size_t>(o.dims[k])] != 1);
     if (expands) { // size-1 dimensions stretched: an indexing map reading index 0
-      define(o.results[0], elementwise(o, {{o.results[0], &o}}));
+      define(o.results[0], elementwise(o, {{o.results[0], &o}}, names_.of(o.results[0])));
       return;
     }
     if (in(0).rank() == result().rank())
@@ -752,44 +650,19 @@ void FunctionEmitter::op(const Op &o) {
     for (int64_t d = 0; d < static_cast<int64_t>(result().rank()); ++d)
       if (std::find(o.dims.begin(), o.dims.end(), d) == o.dims.end())
         added.push_back(d);
-    std::string e = empty(result()), r = fresh();
+    std::string e = empty(result()), r = names_.of(o.results[0]);
     line(r + " = linalg.broadcast ins(" + tensor(o.operands[0]) + " : " + mlirTensorType(in(0)) + ") outs(" + e + " : " +
          mlirTensorType(result()) + ") dimensions = " + list(added) + loc);
     define(o.results[0], r);
     return;
   }
-  case OpKind::Reshape: {
+  case OpKind::Reshape:
     if (in(0).shape == result().shape)
       return alias();
-    std::string x = tensor(o.operands[0]), r = fresh();
-    auto all = [](size_t n) {
-      std::vector<int64_t> v;
-      for (size_t i = 0; i < n; ++i)
-        v.push_back(static_cast<int64_t>(i));
-      return list(v);
-    };
-    if (in(0).rank() == 0) {
-      line(r + " = tensor.expand_shape " + x + " [] output_shape " + list(result().shape) + " : " + mlirTensorType(in(0)) +
-           " into " + mlirTensorType(result()) + loc);
-    } else if (result().rank() == 0) {
-      line(r + " = tensor.collapse_shape " + x + " [] : " + mlirTensorType(in(0)) + " into " + mlirTensorType(result()) + loc);
-    } else { // through the row-major 1-D tensor of its elements
-      TensorType flat = TensorType::make(result().dtype, {*result().elementCount()});
-      if (in(0).rank() != 1) {
-        std::string c = result().rank() == 1 ? r : fresh();
-        line(c + " = tensor.collapse_shape " + x + " [" + all(in(0).rank()) + "] : " + mlirTensorType(in(0)) + " into " +
-             mlirTensorType(flat) + loc);
-        x = c;
-      }
-      if (result().rank() != 1)
-        line(r + " = tensor.expand_shape " + x + " [" + all(result().rank()) + "] output_shape " + list(result().shape) +
-             " : " + mlirTensorType(flat) + " into " + mlirTensorType(result()) + loc);
-    }
-    define(o.results[0], r);
+    define(o.results[0], reshape(o));
     return;
-  }
   case OpKind::Transpose: {
-    std::string e = empty(result()), r = fresh();
+    std::string e = empty(result()), r = names_.of(o.results[0]);
     line(r + " = linalg.transpose ins(" + tensor(o.operands[0]) + " : " + mlirTensorType(in(0)) + ") outs(" + e + " : " +
          mlirTensorType(result()) + ") permutation = " + list(o.dims) + loc);
     define(o.results[0], r);
@@ -801,7 +674,7 @@ void FunctionEmitter::op(const Op &o) {
     std::vector<int64_t> sizes, ones(result().rank(), 1);
     for (size_t i = 0; i < result().rank(); ++i)
       sizes.push_back(o.limits[i] - o.dims[i]);
-    std::string r = fresh();
+    std::string r = names_.of(o.results[0]);
     line(r + " = tensor.extract_slice " + tensor(o.operands[0]) + list(o.dims) + " " + list(sizes) + " " + list(ones) + " : " +
          mlirTensorType(in(0)) + " to " + mlirTensorType(result()) + loc);
     define(o.results[0], r);
@@ -811,7 +684,7 @@ void FunctionEmitter::op(const Op &o) {
     if (o.operands.size() == 1)
       return alias();
     auto [names, types] = operandList(o.operands);
-    std::string r = fresh();
+    std::string r = names_.of(o.results[0]);
     line(r + " = tensor.concat dim(" + std::to_string(o.axis) + ") " + names + " : (" + types + ") -> " +
          mlirTensorType(result()) + loc);
     define(o.results[0], r);
@@ -822,16 +695,19 @@ void FunctionEmitter::op(const Op &o) {
   case OpKind::Copy: case OpKind::Relayout: // a tensor is a value: the same one, whatever the layout
     return alias();
   case OpKind::Call: {
-    auto [args, argTypes] = operandList(o.operands);
-    std::string resultTypes;
-    for (size_t i = 0; i < o.resultTypes.size(); ++i)
-      resultTypes += (i ? ", " : "") + mlirTensorType(o.resultTypes[i]);
-    std::string r = fresh();
-    std::string results = o.results.empty() ? "" : r + (o.results.size() > 1 ? ":" + std::to_string(o.results.size()) : "") + " = ";
-    line(results + "func.call @" + symbols_.at(o.callee) + "(" + args + ") : (" + argTypes + ") -> " +
-         (o.results.size() == 1 ? resultTypes : "(" + resultTypes + ")") + loc);
+    std::vector<std::string> args, argTypes, resultTypes;
+    for (ValueId v : o.operands) {
+      args.push_back(tensor(v));
+      argTypes.push_back(mlirTensorType(type(v)));
+    }
+    for (const TensorType &t : o.resultTypes)
+      resultTypes.push_back(mlirTensorType(t));
+    std::string r = o.results.size() == 1 ? names_.of(o.results[0]) : o.results.empty() ? "" : fresh();
+    std::string call = detail::callText(symbols_.at(o.callee), args, argTypes, resultTypes);
+    line(detail::resultsDefined(r, o.results.size()) + "func.call " + call + loc);
+    std::vector<std::string> names = detail::resultNames(r, o.results.size());
     for (size_t k = 0; k < o.results.size(); ++k)
-      define(o.results[k], o.results.size() == 1 ? r : r + "#" + std::to_string(k));
+      define(o.results[k], names[k]);
     return;
   }
   case OpKind::Return: {
@@ -849,42 +725,16 @@ void FunctionEmitter::ops(const std::vector<Op> &list) {
 }
 
 std::string FunctionEmitter::emit() {
-  std::string params, results;
-  for (size_t i = 0; i < f_.params.size(); ++i) {
-    std::string n = nameFor(f_.params[i]);
-    define(f_.params[i], n);
-    params += (i ? ", " : "") + n + ": " + mlirTensorType(type(f_.params[i]));
+  std::vector<std::string> params, results;
+  for (ValueId p : f_.params) {
+    define(p, names_.of(p));
+    params.push_back(tensor(p) + ": " + mlirTensorType(type(p)));
   }
-  for (size_t i = 0; i < f_.resultTypes.size(); ++i)
-    results += (i ? ", " : "") + mlirTensorType(f_.resultTypes[i]);
-  std::string head = "  func.func " + std::string(isPublic_ ? "" : "private ") + "@" + symbols_.at(f_.name) + "(" + params + ")";
-  if (!f_.resultTypes.empty())
-    head += " -> " + (f_.resultTypes.size() == 1 ? results : "(" + results + ")");
+  for (const TensorType &t : f_.resultTypes)
+    results.push_back(mlirTensorType(t));
   ops(f_.ops);
-  // The tensor IR's names for what its operations define (%v3 is `keel
-  // ir`'s %3), where the value is one MLIR result of its own.
-  std::map<std::string, std::string> rename;
-  for (const Op &o : f_.ops)
-    for (ValueId r : o.results) {
-      const std::string &n = ssa_.at(r);
-      if (n.rfind("%t", 0) == 0 && n.find('#') == std::string::npos && !rename.count(n) && names_.count(r))
-        rename[n] = names_.at(r);
-    }
-  std::string body;
-  for (size_t i = 0; i < out_.size();) {
-    size_t j = i + 2;
-    if (out_.compare(i, 2, "%t") == 0)
-      while (j < out_.size() && std::isdigit(static_cast<unsigned char>(out_[j])))
-        ++j;
-    auto it = j > i + 2 ? rename.find(out_.substr(i, j - i)) : rename.end();
-    if (it != rename.end()) {
-      body += it->second;
-      i = j;
-    } else {
-      body += out_[i++];
-    }
-  }
-  return head + " {\n" + body + "  }" + mlirLocation(f_.loc) + "\n";
+  return detail::functionHead(isPublic_ ? "" : "private ", symbols_.at(f_.name), params, results) + " {\n" + out_ +
+         "  }" + mlirLocation(f_.loc) + "\n";
 }
 
 //===-- The module --------------------------------------------------------===//
@@ -893,29 +743,15 @@ std::string FunctionEmitter::emit() {
 /// encodings printed as unsigned integers, one line per result.
 std::string emitMain(const Function &entry, const std::string &symbol, const std::vector<std::vector<uint64_t>> &args,
                      Helpers &helpers) {
-  int counter = 0;
-  Block b(counter, "    ", helpers);
-  std::string names, types, resultTypes;
-  for (size_t i = 0; i < entry.params.size(); ++i) {
-    const TensorType &t = entry.valueTypes[entry.params[i]];
-    names += (i ? ", " : "") + b.op("arith.constant " + mlirDense(t, args[i]) + " : " + mlirTensorType(t));
-    types += (i ? ", " : "") + mlirTensorType(t);
-  }
-  for (size_t i = 0; i < entry.resultTypes.size(); ++i)
-    resultTypes += (i ? ", " : "") + mlirTensorType(entry.resultTypes[i]);
-  size_t n = entry.resultTypes.size();
-  std::string call = "func.call @" + symbol + "(" + names + ") : (" + types + ") -> " + (n == 1 ? resultTypes : "(" + resultTypes + ")");
-  std::string results;
-  if (n == 0) {
-    b.line(call);
-  } else {
-    results = b.fresh();
-    b.line(results + (n > 1 ? ":" + std::to_string(n) : "") + " = " + call);
-  }
+  SsaNames names;
+  Block b(names, "    ", helpers);
+  std::vector<std::string> results =
+      detail::writeMainCall(b, entry, symbol, args, Integers::Signless, "arith.constant", "func.call");
+  size_t n = results.size();
   std::string print = helpers.use("keel.print_bits");
   for (size_t k = 0; k < n; ++k) {
     const TensorType &t = entry.resultTypes[k];
-    std::string r = n == 1 ? results : results + "#" + std::to_string(k);
+    const std::string &r = results[k];
     TensorType bits = TensorType::make(DType::I64, t.shape);
     std::string e = b.op("tensor.empty() : " + mlirTensorType(bits));
     std::string id = affineMapText(t.rank(), identityPoint(t.rank()));
@@ -923,7 +759,7 @@ std::string emitMain(const Function &entry, const std::string &symbol, const std
     for (size_t i = 0; i < t.rank(); ++i)
       iterators += std::string(i ? ", " : "") + "\"parallel\"";
     std::string x = b.fresh(), o = b.fresh();
-    Block body(counter, "      ", helpers);
+    Block body(names, "      ", helpers);
     std::string w = x;
     if (std::optional<fp::Format> f = formatOf(t.dtype)) {
       std::string storage = "i" + std::to_string(fp::info(*f).storageBits);
@@ -987,26 +823,18 @@ LinalgOutput emitLinalg(const Module &m, const LinalgOptions &options) {
   std::vector<const Function *> functions = reachableFrom(m, options.entry);
   // Symbols: Keel's names, unless one is a name the module itself needs
   // (the runner's printing functions, Keel's math functions, @main, the
-  // `keel.` helpers), which gets a `_` appended (or `user.` before).
-  std::set<std::string> taken{"printU64", "printOpen", "printComma", "printClose", "printNewline"};
-  std::vector<std::string> mathNames = {
-#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary) #name,
+  // `keel.` helpers).
+  std::set<std::string> reserved{"printU64", "printOpen", "printComma", "printClose", "printNewline"};
+  for (std::string_view fn : {
+#define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary) std::string_view(#name),
 #include "keel/support/MathFunctions.def"
 #undef KEEL_MATH_FUNCTION
-      "pow"};
-  for (const std::string &fn : mathNames)
+           std::string_view("pow")})
     for (const char *w : {"_f32", "_f64"})
-      taken.insert("keel_" + fn + w);
+      reserved.insert("keel_" + std::string(fn) + w);
   if (options.mainArguments)
-    taken.insert("main");
-  std::map<std::string, std::string> symbols;
-  for (const Function *f : functions) {
-    std::string s = f->name.rfind("keel.", 0) == 0 ? "user." + f->name : f->name;
-    while (taken.count(s))
-      s += "_";
-    taken.insert(s);
-    symbols[f->name] = s;
-  }
+    reserved.insert("main");
+  std::map<std::string, std::string> symbols = detail::symbolTable(functions, std::move(reserved));
   Helpers helpers(options.keelMath);
   std::string body;
   for (const Function *f : functions)

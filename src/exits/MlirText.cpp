@@ -2,10 +2,14 @@
 #include "keel/exits/MlirText.h"
 
 #include <cstdio>
+#include <numeric>
+#include <tuple>
+#include <utility>
 
 namespace keel::exits {
 
 using ir::DType;
+using ir::TensorType;
 
 std::string mlirElementType(DType t, Integers ints) {
   if (ints == Integers::Unsigned && ir::isIntegerType(t) && !ir::isSignedType(t))
@@ -183,5 +187,143 @@ AffinePoint identityPoint(size_t n) {
     p.push_back(affineDim(static_cast<int64_t>(i)));
   return p;
 }
+
+//===-- Affine simplification for reshapes --------------------------------===//
+
+namespace {
+
+/// The values an expression takes over the loops' ranges (inclusive).
+struct Range {
+  int64_t lo, hi;
+};
+
+Range rangeOf(const AffineRef &e, const std::vector<int64_t> &ranges) {
+  switch (e->kind) {
+  case Affine::Kind::Dim: return {0, ranges[static_cast<size_t>(e->value)] - 1};
+  case Affine::Kind::Const: return {e->value, e->value};
+  case Affine::Kind::Add: {
+    Range a = rangeOf(e->lhs, ranges), b = rangeOf(e->rhs, ranges);
+    return {a.lo + b.lo, a.hi + b.hi};
+  }
+  case Affine::Kind::Mul: {
+    Range a = rangeOf(e->lhs, ranges);
+    return e->value >= 0 ? Range{a.lo * e->value, a.hi * e->value} : Range{a.hi * e->value, a.lo * e->value};
+  }
+  case Affine::Kind::FloorDiv: { // by a positive constant
+    Range a = rangeOf(e->lhs, ranges);
+    auto floorDiv = [&](int64_t x) { return x >= 0 ? x / e->value : -((-x + e->value - 1) / e->value); };
+    return {floorDiv(a.lo), floorDiv(a.hi)};
+  }
+  case Affine::Kind::Mod: return {0, e->value - 1};
+  }
+  return {0, 0};
+}
+
+/// The terms of a sum.
+void terms(const AffineRef &e, std::vector<AffineRef> &out) {
+  if (e->kind == Affine::Kind::Add) {
+    terms(e->lhs, out);
+    terms(e->rhs, out);
+  } else {
+    out.push_back(e);
+  }
+}
+
+AffineRef sum(const std::vector<AffineRef> &ts) {
+  AffineRef e = affineConst(0);
+  for (const AffineRef &t : ts)
+    e = affineAdd(e, t);
+  return e;
+}
+
+/// Splits e's terms into a multiple of s (returned divided by s) and the
+/// rest: e == quotient * s + rest.
+std::pair<std::vector<AffineRef>, std::vector<AffineRef>> splitMultiples(const AffineRef &e, int64_t s) {
+  std::vector<AffineRef> all, quotient, rest;
+  terms(e, all);
+  for (const AffineRef &t : all) {
+    if (t->kind == Affine::Kind::Mul && t->value % s == 0)
+      quotient.push_back(affineMul(t->lhs, t->value / s));
+    else if (t->kind == Affine::Kind::Const && t->value % s == 0)
+      quotient.push_back(affineConst(t->value / s));
+    else
+      rest.push_back(t);
+  }
+  return {quotient, rest};
+}
+
+bool within(const AffineRef &e, int64_t s, const std::vector<int64_t> &ranges) {
+  Range r = rangeOf(e, ranges);
+  return r.lo >= 0 && r.hi < s;
+}
+
+/// A common factor g of s and the coefficients of e's scaled terms such
+/// that the other terms stay in [0, g): then e = g * high + low with
+/// 0 <= low < g. Returns (g, high, low), or g = 1.
+std::tuple<int64_t, AffineRef, AffineRef> factorOut(const AffineRef &e, int64_t s, const std::vector<int64_t> &ranges) {
+  std::vector<AffineRef> all;
+  terms(e, all);
+  int64_t g = s;
+  for (const AffineRef &t : all)
+    if (t->kind == Affine::Kind::Mul)
+      g = std::gcd(g, t->value);
+  if (g <= 1)
+    return {1, e, e};
+  auto [high, low] = splitMultiples(e, g);
+  if (!within(sum(low), g, ranges))
+    return {1, e, e};
+  return {g, sum(high), sum(low)};
+}
+
+/// e floordiv s, with the multiples of s taken out, a common factor
+/// divided out, and the rest dropped when it stays in [0, s) over the loops.
+AffineRef floorDivOver(const AffineRef &e, int64_t s, const std::vector<int64_t> &ranges) {
+  if (s == 1)
+    return e;
+  auto [quotient, rest] = splitMultiples(e, s);
+  AffineRef r = sum(rest);
+  if (within(r, s, ranges))
+    return sum(quotient);
+  auto [g, high, low] = factorOut(r, s, ranges); // (g*high + low) floordiv (g*s') = high floordiv s'
+  if (g > 1)
+    return affineAdd(sum(quotient), floorDivOver(high, s / g, ranges));
+  return affineAdd(sum(quotient), affineFloorDiv(r, s));
+}
+
+/// e mod s, without the multiples of s, a common factor taken out, and no
+/// mod when the rest stays in [0, s).
+AffineRef modOver(const AffineRef &e, int64_t s, const std::vector<int64_t> &ranges) {
+  AffineRef r = sum(splitMultiples(e, s).second);
+  if (within(r, s, ranges))
+    return r;
+  auto [g, high, low] = factorOut(r, s, ranges); // (g*high + low) mod (g*s') = g*(high mod s') + low
+  if (g > 1)
+    return affineAdd(affineMul(modOver(high, s / g, ranges), g), low);
+  return affineMod(r, s);
+}
+
+} // namespace
+
+/// The operand point a reshape reads for result point `p`: the row-major
+/// position, then the operand's coordinates of it.
+AffinePoint reshapePoint(const AffinePoint &p, const TensorType &result, const TensorType &operand,
+                         const std::vector<int64_t> &ranges) {
+  AffineRef position = affineConst(0);
+  int64_t stride = 1;
+  for (size_t i = result.rank(); i-- > 0;) {
+    if (result.shape[i] != 1) // a size-1 dimension's index is 0
+      position = affineAdd(affineMul(p[i], stride), position);
+    stride *= result.shape[i];
+  }
+  AffinePoint q(operand.rank());
+  int64_t below = 1;
+  for (size_t j = operand.rank(); j-- > 0;) {
+    AffineRef quotient = floorDivOver(position, below, ranges);
+    q[j] = operand.shape[j] == 1 ? affineConst(0) : modOver(quotient, operand.shape[j], ranges);
+    below *= operand.shape[j];
+  }
+  return q;
+}
+
 
 } // namespace keel::exits

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "keel/exits/StableHlo.h"
 
+#include "MlirModule.h"
 #include "keel/exits/MlirText.h"
 #include "keel/support/Effects.h"
 
@@ -23,6 +24,8 @@
 namespace keel::exits {
 
 using namespace ir;
+using detail::commaList;
+using detail::SsaNames;
 
 namespace {
 
@@ -37,26 +40,15 @@ std::string shapeSuffix(DType t, const Shape &shape) { // `4x16xf32`, `f32`: the
   return type.substr(7, type.size() - 8);
 }
 
-std::string joined(const std::vector<std::string> &v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? ", " : "") + v[i];
-  return s;
-}
-
 std::string csv(const std::vector<int64_t> &v) { // `0, 2`
   std::vector<std::string> text;
   for (int64_t x : v)
     text.push_back(std::to_string(x));
-  return joined(text);
+  return commaList(text);
 }
 std::string list(const std::vector<int64_t> &v) { return "[" + csv(v) + "]"; }
 
 /// A function type's results, as after `->`: `tensor<f32>` or `(A, B)`.
-std::string resultTypes(const std::vector<std::string> &types) {
-  return types.size() == 1 ? types[0] : "(" + joined(types) + ")";
-}
-
 bool isFloat(DType t) { return isFloatType(t); }
 
 const fp::FormatInfo &formatInfo(DType t) { return fp::info(*formatOf(t)); }
@@ -79,37 +71,26 @@ struct ModuleState {
 
 /// Straight-line StableHLO in one block (a function body, a decomposition
 /// or a reduction's body). Every operation computes on tensors of `shape`
-/// and carries `loc`. Names are `%tN` from a counter the whole function
-/// shares (MLIR forbids redefining a name a nested region can see).
+/// and carries `loc`. Its values are the function's SsaNames: an
+/// operation that gives a tensor IR value its result is written with that
+/// value's name (`as`, which every writer below takes for the operation
+/// it writes last); the rest are temporaries.
 class Code {
 public:
-  Code(int &counter, std::string indent, ModuleState &module)
-      : counter_(counter), indent_(std::move(indent)), module_(module) {}
+  Code(SsaNames &names, std::string indent, ModuleState &module)
+      : names_(names), indent_(std::move(indent)), module_(module) {}
 
   Shape shape;
   std::string loc;
 
-  std::string fresh() { return "%t" + std::to_string(counter_++); }
-  std::string op(const std::string &rhs) {
-    std::string n = fresh();
+  std::string fresh() { return names_.fresh(); }
+  std::string op(const std::string &rhs, const std::string &as = "") {
+    std::string n = as.empty() ? fresh() : as;
     text_ += indent_ + n + " = " + rhs + loc + "\n";
     return n;
   }
   void line(const std::string &text) { text_ += indent_ + text + loc + "\n"; }
   const std::string &text() const { return text_; }
-  /// Renames `temp` to `wanted` when the last line defines it (so that the
-  /// tensor IR's values keep their numbers); returns the name it has.
-  std::string rename(const std::string &temp, const std::string &wanted) {
-    if (constantNames_.count(temp)) // shared: other operations use it by this name
-      return temp;
-    std::string head = indent_ + temp + " = ";
-    size_t last = text_.rfind('\n', text_.size() - 2);
-    last = last == std::string::npos ? 0 : last + 1;
-    if (text_.compare(last, head.size(), head) != 0)
-      return temp;
-    text_.replace(last + indent_.size(), temp.size(), wanted);
-    return wanted;
-  }
 
   std::string ty(DType t) const { return tensorOf(t, shape); }
 
@@ -123,7 +104,6 @@ public:
       return it->second;
     std::string n = op("stablehlo.constant dense<" + mlirLiteral(t, encoding, kInts) + "> : " + ty(t));
     constants_[key] = n;
-    constantNames_.insert(n);
     return n;
   }
   std::string number(DType t, double v) { // a float or integer splat of an exact value
@@ -131,86 +111,76 @@ public:
       return splat(t, fp::fromF64(*formatOf(t), v));
     return splat(t, static_cast<uint64_t>(static_cast<int64_t>(v)));
   }
-  std::string un(const std::string &name, DType t, const std::string &x) {
-    return op("stablehlo." + name + " " + x + " : " + ty(t));
+  std::string un(const std::string &name, DType t, const std::string &x, const std::string &as = "") {
+    return op("stablehlo." + name + " " + x + " : " + ty(t), as);
   }
-  std::string bin(const std::string &name, DType t, const std::string &a, const std::string &b) {
-    return op("stablehlo." + name + " " + a + ", " + b + " : " + ty(t));
+  std::string bin(const std::string &name, DType t, const std::string &a, const std::string &b,
+                  const std::string &as = "") {
+    return op("stablehlo." + name + " " + a + ", " + b + " : " + ty(t), as);
   }
-  std::string cmp(const char *dir, DType t, const std::string &a, const std::string &b) {
+  std::string cmp(const char *dir, DType t, const std::string &a, const std::string &b, const std::string &as = "") {
     const char *kind = isFloat(t) ? "FLOAT" : isSignedType(t) ? "SIGNED" : "UNSIGNED";
     return op(std::string("stablehlo.compare ") + dir + ", " + a + ", " + b + ", " + kind + " : (" + ty(t) + ", " + ty(t) +
-              ") -> " + ty(DType::Bool));
+              ") -> " + ty(DType::Bool), as);
   }
-  std::string sel(DType t, const std::string &c, const std::string &a, const std::string &b) {
-    return op("stablehlo.select " + c + ", " + a + ", " + b + " : " + ty(DType::Bool) + ", " + ty(t));
+  std::string sel(DType t, const std::string &c, const std::string &a, const std::string &b, const std::string &as = "") {
+    return op("stablehlo.select " + c + ", " + a + ", " + b + " : " + ty(DType::Bool) + ", " + ty(t), as);
   }
-  std::string cvt(DType from, DType to, const std::string &x) {
+  std::string cvt(DType from, DType to, const std::string &x, const std::string &as = "") {
     if (mlirElementType(from, kInts) == mlirElementType(to, kInts))
       return x;
-    return op("stablehlo.convert " + x + " : (" + ty(from) + ") -> " + ty(to));
+    return op("stablehlo.convert " + x + " : (" + ty(from) + ") -> " + ty(to), as);
   }
-  std::string bitcast(DType from, DType to, const std::string &x) {
-    return op("stablehlo.bitcast_convert " + x + " : (" + ty(from) + ") -> " + ty(to));
+  std::string bitcast(DType from, DType to, const std::string &x, const std::string &as = "") {
+    return op("stablehlo.bitcast_convert " + x + " : (" + ty(from) + ") -> " + ty(to), as);
   }
-  /// `call @f(args)`: the names of its results (`%t4`, or `%t4#0`, ...).
+  /// `call @f(args)`: the names of its results (`as` for one, else `%t4#0`, ...).
   std::vector<std::string> call(const std::string &symbol, const std::vector<std::string> &args,
-                                const std::vector<std::string> &argTypes, const std::vector<std::string> &results) {
-    std::string text = "call @" + symbol + "(" + joined(args) + ") : (" + joined(argTypes) + ") -> " +
-                       resultTypes(results);
-    if (results.empty()) {
-      line(text);
-      return {};
-    }
-    if (results.size() == 1)
-      return {op(text)};
-    std::string r = fresh();
-    line(r + ":" + std::to_string(results.size()) + " = " + text);
-    std::vector<std::string> names;
-    for (size_t i = 0; i < results.size(); ++i)
-      names.push_back(r + "#" + std::to_string(i));
-    return names;
+                                const std::vector<std::string> &argTypes, const std::vector<std::string> &results,
+                                const std::string &as = "") {
+    std::string r = results.empty() ? "" : results.size() == 1 && !as.empty() ? as : fresh();
+    line(detail::resultsDefined(r, results.size()) + "call " + detail::callText(symbol, args, argTypes, results));
+    return detail::resultNames(r, results.size());
   }
   std::string either(const std::string &a, const std::string &b) { return b.empty() ? a : a.empty() ? b : bin("or", DType::Bool, a, b); }
 
   //===-- Keel's element semantics ------------------------------------------===//
 
-  std::string convert(DType from, DType to, const std::string &x);
-  std::string unary(UnaryCode c, DType t, const std::string &x);
-  std::string binary(BinaryCode c, DType t, const std::string &a, const std::string &b);
-  std::string compare(CompareDir d, DType t, const std::string &a, const std::string &b);
+  std::string convert(DType from, DType to, const std::string &x, const std::string &as = "");
+  std::string unary(UnaryCode c, DType t, const std::string &x, const std::string &as = "");
+  std::string binary(BinaryCode c, DType t, const std::string &a, const std::string &b, const std::string &as = "");
+  std::string compare(CompareDir d, DType t, const std::string &a, const std::string &b, const std::string &as = "");
   /// An f32 holding the tf32 value nearest `x` (an f32): ties to even on
   /// the 13 dropped bits, an overflow carries into infinity, NaN stays NaN.
-  std::string roundToTf32(const std::string &x);
+  std::string roundToTf32(const std::string &x, const std::string &as = "");
 
 private:
-  std::string intToInt(DType from, DType to, const std::string &x);
-  std::string composite(UnaryCode c, DType t, const std::string &x);
+  std::string intToInt(DType from, DType to, const std::string &x, const std::string &as);
+  std::string composite(UnaryCode c, DType t, const std::string &x, const std::string &as);
 
 public:
   /// 1 / (1 + e) for x >= 0, else e / (1 + e), with e = exp(-|x|): no
   /// overflow, and no flush to zero below x = -88 (f32), where
   /// 1 / (1 + exp(-x)) underflows long before the result does. NaN in,
   /// NaN out.
-  std::string sigmoid(DType t, const std::string &x) {
+  std::string sigmoid(DType t, const std::string &x, const std::string &as) {
     std::string e = un("exponential", t, un("negate", t, un("abs", t, x)));
     std::string denominator = bin("add", t, number(t, 1.0), e);
     std::string positive = cmp("GE", t, x, number(t, 0.0));
-    return sel(t, positive, bin("divide", t, number(t, 1.0), denominator), bin("divide", t, e, denominator));
+    return sel(t, positive, bin("divide", t, number(t, 1.0), denominator), bin("divide", t, e, denominator), as);
   }
 
 private:
-  int &counter_;
+  SsaNames &names_;
   std::string indent_;
   ModuleState &module_;
   std::string text_;
   std::map<std::string, std::string> constants_; ///< type=literal -> name
-  std::set<std::string> constantNames_;
 };
 
-std::string Code::intToInt(DType from, DType to, const std::string &x) {
+std::string Code::intToInt(DType from, DType to, const std::string &x, const std::string &as) {
   if (intFits(from, to))
-    return cvt(from, to, x);
+    return cvt(from, to, x, as);
   // Wrap explicitly (StableHLO leaves out-of-range conversions to the
   // consumer): the two's-complement bits of a 64-bit copy, masked.
   DType wide = isSignedType(from) ? DType::I64 : DType::U64;
@@ -218,55 +188,55 @@ std::string Code::intToInt(DType from, DType to, const std::string &x) {
   std::string u = wide == DType::I64 ? bitcast(DType::I64, DType::U64, w) : w;
   int bits = encodingBits(to);
   if (bits == 64)
-    return isSignedType(to) ? bitcast(DType::U64, DType::I64, u) : u;
+    return isSignedType(to) ? bitcast(DType::U64, DType::I64, u, as) : u;
   std::string m = bin("and", DType::U64, u, splat(DType::U64, (uint64_t{1} << bits) - 1));
   if (!isSignedType(to))
-    return cvt(DType::U64, to, m);
+    return cvt(DType::U64, to, m, as);
   std::string s = cvt(DType::U64, DType::I64, m);
   std::string high = cmp("GE", DType::I64, s, splat(DType::I64, uint64_t{1} << (bits - 1)));
   s = sel(DType::I64, high, bin("subtract", DType::I64, s, splat(DType::I64, uint64_t{1} << bits)), s);
-  return cvt(DType::I64, to, s);
+  return cvt(DType::I64, to, s, as);
 }
 
-std::string Code::roundToTf32(const std::string &x) {
+std::string Code::roundToTf32(const std::string &x, const std::string &as) {
   std::string bits = bitcast(DType::F32, DType::U32, x);
   std::string lsb = bin("and", DType::U32, bin("shift_right_logical", DType::U32, bits, splat(DType::U32, 13)),
                         splat(DType::U32, 1));
   std::string sum = bin("add", DType::U32, bits, bin("add", DType::U32, lsb, splat(DType::U32, 0xFFF)));
   std::string rounded = bin("and", DType::U32, sum, splat(DType::U32, 0xFFFFE000u));
   std::string nan = cmp("NE", DType::F32, x, x);
-  return sel(DType::F32, nan, x, bitcast(DType::U32, DType::F32, rounded));
+  return sel(DType::F32, nan, x, bitcast(DType::U32, DType::F32, rounded), as);
 }
 
-std::string Code::convert(DType from, DType to, const std::string &x) {
+std::string Code::convert(DType from, DType to, const std::string &x, const std::string &as) {
   if (from == to)
     return x;
   if (from == DType::TF32) // an f32 carrier of a tf32 value
-    return convert(DType::F32, to, x);
+    return convert(DType::F32, to, x, as);
   if (to == DType::TF32) // legal only from these (checkTf32)
-    return from == DType::F32 ? roundToTf32(x) : convert(from, DType::F32, x);
+    return from == DType::F32 ? roundToTf32(x, as) : convert(from, DType::F32, x, as);
   if (to == DType::Bool) // x != 0: a NaN gives true
-    return cmp("NE", from, x, number(from, 0.0));
+    return cmp("NE", from, x, number(from, 0.0), as);
   if (from == DType::Bool)
-    return cvt(from, to, x);
+    return cvt(from, to, x, as);
   if (!isFloat(from) && !isFloat(to))
-    return intToInt(from, to, x);
+    return intToInt(from, to, x, as);
   // A float to an integer (toward zero) of an in-range number, and into
   // fp8e4m3fn of a value within +-448: legalization guarded both. The
   // rest rounds once to nearest, ties to even, by StableHLO's convert.
-  return cvt(from, to, x);
+  return cvt(from, to, x, as);
 }
 
-std::string Code::unary(UnaryCode c, DType t, const std::string &x) {
+std::string Code::unary(UnaryCode c, DType t, const std::string &x, const std::string &as) {
   switch (c) {
   case UnaryCode::Neg:
-    return un("negate", t, x); // floats: the sign bit; integers: wrapping
+    return un("negate", t, x, as); // floats: the sign bit; integers: wrapping
   case UnaryCode::Abs:
     if (isFloat(t))
-      return un("abs", t, x);
-    return sel(t, cmp("LT", t, x, splat(t, 0)), un("negate", t, x), x); // abs(MIN) == MIN
-  case UnaryCode::Not: return un("not", t, x);
-  case UnaryCode::Relu: return bin("maximum", t, x, number(t, 0.0));
+      return un("abs", t, x, as);
+    return sel(t, cmp("LT", t, x, splat(t, 0)), un("negate", t, x), x, as); // abs(MIN) == MIN
+  case UnaryCode::Not: return un("not", t, x, as);
+  case UnaryCode::Relu: return bin("maximum", t, x, number(t, 0.0), as);
 #define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary) case UnaryCode::Enum:
 #include "keel/support/MathFunctions.def"
 #undef KEEL_MATH_FUNCTION
@@ -276,38 +246,26 @@ std::string Code::unary(UnaryCode c, DType t, const std::string &x) {
   // in f16 and bf16): legalization computes the others in f32.
   std::string_view op = ir::mathFunction(c)->stablehlo;
   if (!op.empty())
-    return un(std::string(op), t, x);
+    return un(std::string(op), t, x, as);
   // The functions written out (MathFunctions.def's empty `stablehlo`).
   if (c == UnaryCode::Sigmoid)
-    return sigmoid(t, x);
+    return sigmoid(t, x, as);
   if (c == UnaryCode::Gelu || c == UnaryCode::Silu)
-    return composite(c, t, x);
+    return composite(c, t, x, as);
   throw std::logic_error("the StableHLO exit has neither an operation nor a composition for `" +
                          std::string(ir::mathFunction(c)->name) + "` (MathFunctions.def)");
 }
 
-std::string Code::binary(BinaryCode c, DType t, const std::string &a, const std::string &b) {
-  // fp8 arithmetic and pow below f32 arrive computed in f32 (legalization);
-  // an integer divisor is never 0, nor -1 under MIN.
-  switch (c) {
-  case BinaryCode::Add: return bin("add", t, a, b);
-  case BinaryCode::Sub: return bin("subtract", t, a, b);
-  case BinaryCode::Mul: return bin("multiply", t, a, b);
-  case BinaryCode::Div: return bin("divide", t, a, b);
-  case BinaryCode::Rem: return bin("remainder", t, a, b); // floats: fmod, exact
-  case BinaryCode::Min: return bin("minimum", t, a, b); // IEEE 754-2019 minimum
-  case BinaryCode::Max: return bin("maximum", t, a, b);
-  case BinaryCode::And: return bin("and", t, a, b);
-  case BinaryCode::Or: return bin("or", t, a, b);
-  case BinaryCode::Xor: return bin("xor", t, a, b);
-  case BinaryCode::Pow: return bin("power", t, a, b);
-  }
-  return a;
+std::string Code::binary(BinaryCode c, DType t, const std::string &a, const std::string &b, const std::string &as) {
+  // keel/support/Operators.def's spellings. fp8 arithmetic and pow below
+  // f32 arrive computed in f32 (legalization); an integer divisor is never
+  // 0, nor -1 under MIN; float remainder is fmod (exact), minimum and
+  // maximum are IEEE 754-2019's.
+  return bin(std::string(binaryCodeInfo(c).stablehlo), t, a, b, as);
 }
 
-std::string Code::compare(CompareDir d, DType t, const std::string &a, const std::string &b) {
-  static const char *dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
-  return cmp(dirs[static_cast<int>(d)], t, a, b);
+std::string Code::compare(CompareDir d, DType t, const std::string &a, const std::string &b, const std::string &as) {
+  return cmp(std::string(compareDirInfo(d).stablehlo).c_str(), t, a, b, as);
 }
 
 //===-- gelu and silu: composites -----------------------------------------===//
@@ -321,8 +279,8 @@ std::string Code::compare(CompareDir d, DType t, const std::string &a, const std
 /// tiny. silu(x) = x * sigmoid(x), written so that no intermediate
 /// underflows before the result does.
 std::string decomposition(UnaryCode c, DType t, const Shape &shape, const std::string &name, ModuleState &module) {
-  int counter = 0;
-  Code b(counter, "    ", module);
+  SsaNames names;
+  Code b(names, "    ", module);
   b.shape = shape;
   auto body = [&](DType w, const std::string &x) {
     std::string minusInf = b.cmp("EQ", w, x, b.splat(w, fp::infinity(*formatOf(w), true)));
@@ -372,12 +330,12 @@ std::string decomposition(UnaryCode c, DType t, const Shape &shape, const std::s
          " : " + type + "\n  }\n";
 }
 
-std::string Code::composite(UnaryCode c, DType t, const std::string &x) {
+std::string Code::composite(UnaryCode c, DType t, const std::string &x, const std::string &as) {
   std::string kind = c == UnaryCode::Gelu ? "keel.gelu" : "keel.silu";
   std::string name = kind + "." + shapeSuffix(t, shape);
   if (!module_.decompositions.count(name))
     module_.decompositions[name] = decomposition(c, t, shape, name, module_);
-  return op("stablehlo.composite \"" + kind + "\" " + x + " {decomposition = @" + name + "} : (" + ty(t) + ") -> " + ty(t));
+  return op("stablehlo.composite \"" + kind + "\" " + x + " {decomposition = @" + name + "} : (" + ty(t) + ") -> " + ty(t), as);
 }
 
 //===-- Functions ----------------------------------------------------------===//
@@ -386,7 +344,7 @@ class FunctionEmitter {
 public:
   FunctionEmitter(const Function &f, ModuleState &module, const std::map<std::string, std::string> &symbols,
                   bool entry, bool isPublic, std::vector<Refusal> &refusals)
-      : f_(f), symbols_(symbols), entry_(entry), public_(isPublic), refusals_(refusals), code_(counter_, "    ", module),
+      : f_(f), symbols_(symbols), entry_(entry), public_(isPublic), refusals_(refusals), ssa_(f), code_(ssa_, "    ", module),
         module_(module) {}
 
   std::string emit();
@@ -400,7 +358,9 @@ private:
   }
   const TensorType &type(ValueId v) const { return f_.valueTypes[resolve(v)]; }
   std::string name(ValueId v) const { return names_.at(resolve(v)); }
-  void define(ValueId v, const std::string &n) { names_[v] = code_.rename(n, "%v" + std::to_string(v)); }
+  void define(ValueId v, const std::string &n) { names_[v] = n; }
+  /// The name of the MLIR value about to be written for `v`.
+  std::string as(ValueId v) { return ssa_.of(v); }
   template <typename At> void refuse(const At &at, std::string message) { // an Op or a Function
     refusals_.push_back({at.loc, std::move(message), "", at.textSpan, {}});
   }
@@ -414,7 +374,7 @@ private:
   const std::map<std::string, std::string> &symbols_;
   bool entry_, public_;
   std::vector<Refusal> &refusals_;
-  int counter_ = 0;
+  SsaNames ssa_;
   Code code_;
   ModuleState &module_;
   std::vector<const Op *> ops_;
@@ -436,8 +396,10 @@ void FunctionEmitter::flatten(const std::vector<Op> &ops) {
           ops_.push_back(&inner);
       }
       const Op &ret = region.ops.back();
-      for (size_t i = 0; i < o.results.size(); ++i)
+      for (size_t i = 0; i < o.results.size(); ++i) {
         alias_[o.results[i]] = ret.operands[i];
+        ssa_.holds(ret.operands[i], o.results[i]);
+      }
     } else if (o.kind == OpKind::Copy || o.kind == OpKind::Relayout) {
       alias_[o.results[0]] = o.operands[0]; // a logical no-op
     } else {
@@ -513,11 +475,12 @@ void FunctionEmitter::reduce(const Op &o) {
   case Combiner::Or: combine = "or"; break;
   case Combiner::ArgMax: case Combiner::ArgMin: break;
   }
+  std::string name = as(o.results[0]); // the conversion's, or the reduction's when there is none
   std::string r = code_.op("stablehlo.reduce(" + x + " init: " + init + ") applies stablehlo." + combine +
                            " across dimensions = " + list(o.dims) + " : (" + tensorOf(acc, in.shape) + ", " +
-                           tensorOf(acc, {}) + ") -> " + tensorOf(acc, out.shape));
+                           tensorOf(acc, {}) + ") -> " + tensorOf(acc, out.shape), acc == out.dtype ? name : "");
   code_.shape = out.shape;
-  define(o.results[0], code_.convert(acc, out.dtype, r));
+  define(o.results[0], code_.convert(acc, out.dtype, r, name));
 }
 
 void FunctionEmitter::argReduce(const Op &o) {
@@ -544,7 +507,7 @@ void FunctionEmitter::argReduce(const Op &o) {
   std::string initValue = code_.splat(acc, worst);
   std::string initIndex = code_.splat(DType::I64, 0x7FFFFFFFFFFFFFFFull);
   std::string a = code_.fresh(), ia = code_.fresh(), b = code_.fresh(), ib = code_.fresh();
-  Code body(counter_, "      ", module_);
+  Code body(ssa_, "      ", module_);
   body.loc = code_.loc;
   std::string better = body.cmp(isMax ? "GT" : "LT", acc, a, b);
   std::string same = body.cmp("EQ", acc, a, b);
@@ -566,7 +529,7 @@ void FunctionEmitter::argReduce(const Op &o) {
              ", " + tensorOf(DType::I64, in.shape) + ", " + sv + ", " + si + ") -> (" + tensorOf(acc, out.shape) + ", " +
              tensorOf(DType::I64, out.shape) + ")");
   code_.shape = out.shape;
-  names_[o.results[0]] = code_.convert(DType::I64, out.dtype, r + "#1");
+  define(o.results[0], code_.convert(DType::I64, out.dtype, r + "#1", as(o.results[0])));
 }
 
 void FunctionEmitter::dot(const Op &o) {
@@ -593,9 +556,10 @@ void FunctionEmitter::dot(const Op &o) {
   else if (isFloat(acc))
     dims += ", precision = [HIGHEST, HIGHEST]";
   code_.shape = out.shape;
+  std::string name = as(o.results[0]);
   std::string r = code_.op("stablehlo.dot_general " + a + ", " + b + dims + " : (" + tensorOf(acc, lhs.shape) + ", " +
-                           tensorOf(acc, rhs.shape) + ") -> " + code_.ty(acc));
-  define(o.results[0], code_.convert(acc, out.dtype, r));
+                           tensorOf(acc, rhs.shape) + ") -> " + code_.ty(acc), acc == out.dtype ? name : "");
+  define(o.results[0], code_.convert(acc, out.dtype, r, name));
 }
 
 void FunctionEmitter::emitOp(const Op &o) {
@@ -614,44 +578,45 @@ void FunctionEmitter::emitOp(const Op &o) {
     }
     return r;
   };
+  auto result = [&] { return as(o.results[0]); };
+  auto single = [&](const std::string &rhs) { define(o.results[0], code_.op(rhs, result())); };
   switch (o.kind) {
-  case OpKind::Unary: define(o.results[0], code_.unary(o.unary, out->dtype, operand(0))); return;
-  case OpKind::Binary: define(o.results[0], code_.binary(o.binary, out->dtype, operand(0), operand(1))); return;
-  case OpKind::Compare: define(o.results[0], code_.compare(o.compare, dtypeOf(0), operand(0), operand(1))); return;
-  case OpKind::Select: define(o.results[0], code_.sel(out->dtype, operand(0), operand(1), operand(2))); return;
-  case OpKind::Convert: define(o.results[0], code_.convert(dtypeOf(0), out->dtype, operand(0))); return;
-  case OpKind::Constant: {
-    TensorType t = TensorType::make(out->dtype, out->shape);
-    define(o.results[0], code_.op("stablehlo.constant " + mlirDense(t, o.constant, kInts) + " : " + code_.ty(out->dtype)));
+  case OpKind::Unary: define(o.results[0], code_.unary(o.unary, out->dtype, operand(0), result())); return;
+  case OpKind::Binary: define(o.results[0], code_.binary(o.binary, out->dtype, operand(0), operand(1), result())); return;
+  case OpKind::Compare: define(o.results[0], code_.compare(o.compare, dtypeOf(0), operand(0), operand(1), result())); return;
+  case OpKind::Select: define(o.results[0], code_.sel(out->dtype, operand(0), operand(1), operand(2), result())); return;
+  case OpKind::Convert: define(o.results[0], code_.convert(dtypeOf(0), out->dtype, operand(0), result())); return;
+  case OpKind::Constant:
+    single("stablehlo.constant " + mlirDense(TensorType::make(out->dtype, out->shape), o.constant, kInts) + " : " +
+           code_.ty(out->dtype));
     return;
-  }
   case OpKind::Iota: // every index a value of the dtype (legalization)
-    define(o.results[0], code_.op("stablehlo.iota dim = " + std::to_string(o.axis) + " : " + code_.ty(out->dtype)));
+    single("stablehlo.iota dim = " + std::to_string(o.axis) + " : " + code_.ty(out->dtype));
     return;
   case OpKind::BroadcastInDim:
-    define(o.results[0], code_.op("stablehlo.broadcast_in_dim " + operand(0) + ", dims = " + list(o.dims) + " : (" +
-                                  tensorOf(dtypeOf(0), type(o.operands[0]).shape) + ") -> " + code_.ty(out->dtype)));
+    single("stablehlo.broadcast_in_dim " + operand(0) + ", dims = " + list(o.dims) + " : (" +
+           tensorOf(dtypeOf(0), type(o.operands[0]).shape) + ") -> " + code_.ty(out->dtype));
     return;
   case OpKind::Reshape:
-    define(o.results[0], code_.op("stablehlo.reshape " + operand(0) + " : (" + tensorOf(dtypeOf(0), type(o.operands[0]).shape) +
-                                  ") -> " + code_.ty(out->dtype)));
+    single("stablehlo.reshape " + operand(0) + " : (" + tensorOf(dtypeOf(0), type(o.operands[0]).shape) + ") -> " +
+           code_.ty(out->dtype));
     return;
   case OpKind::Transpose:
-    define(o.results[0], code_.op("stablehlo.transpose " + operand(0) + ", dims = " + list(o.dims) + " : (" +
-                                  tensorOf(dtypeOf(0), type(o.operands[0]).shape) + ") -> " + code_.ty(out->dtype)));
+    single("stablehlo.transpose " + operand(0) + ", dims = " + list(o.dims) + " : (" +
+           tensorOf(dtypeOf(0), type(o.operands[0]).shape) + ") -> " + code_.ty(out->dtype));
     return;
   case OpKind::Slice: {
     std::string ranges;
     for (size_t d = 0; d < o.dims.size(); ++d)
       ranges += (d ? ", " : "") + std::to_string(o.dims[d]) + ":" + std::to_string(o.limits[d]);
-    define(o.results[0], code_.op("stablehlo.slice " + operand(0) + " [" + ranges + "] : (" +
-                                  tensorOf(dtypeOf(0), type(o.operands[0]).shape) + ") -> " + code_.ty(out->dtype)));
+    single("stablehlo.slice " + operand(0) + " [" + ranges + "] : (" + tensorOf(dtypeOf(0), type(o.operands[0]).shape) +
+           ") -> " + code_.ty(out->dtype));
     return;
   }
   case OpKind::Concatenate: {
     auto [names, types] = operandList();
-    define(o.results[0], code_.op("stablehlo.concatenate " + joined(names) + ", dim = " + std::to_string(o.axis) + " : (" +
-                                  joined(types) + ") -> " + code_.ty(out->dtype)));
+    single("stablehlo.concatenate " + commaList(names) + ", dim = " + std::to_string(o.axis) + " : (" + commaList(types) +
+           ") -> " + code_.ty(out->dtype));
     return;
   }
   case OpKind::Reduce:
@@ -666,17 +631,15 @@ void FunctionEmitter::emitOp(const Op &o) {
     std::vector<std::string> results;
     for (const TensorType &t : o.resultTypes)
       results.push_back(tensorOf(t.dtype, t.shape));
-    std::vector<std::string> r = code_.call(symbols_.at(o.callee), names, types, results);
-    if (r.size() == 1)
-      define(o.results[0], r[0]);
-    else
-      for (size_t i = 0; i < r.size(); ++i)
-        names_[o.results[i]] = r[i];
+    std::vector<std::string> r =
+        code_.call(symbols_.at(o.callee), names, types, results, results.size() == 1 ? result() : "");
+    for (size_t i = 0; i < r.size(); ++i)
+      define(o.results[i], r[i]);
     return;
   }
   case OpKind::Return: {
     auto [names, types] = operandList();
-    code_.line(names.empty() ? "return" : "return " + joined(names) + " : " + joined(types));
+    code_.line(names.empty() ? "return" : "return " + commaList(names) + " : " + commaList(types));
     return;
   }
   case OpKind::Copy: case OpKind::Relayout: case OpKind::Fusion: break; // flattened
@@ -689,36 +652,25 @@ std::string FunctionEmitter::emit() {
   std::vector<std::string> params, results;
   for (ValueId p : f_.params) {
     const TensorType &t = f_.valueTypes[p];
-    names_[p] = "%v" + std::to_string(p);
+    define(p, as(p));
     params.push_back(names_[p] + ": " + tensorOf(t.dtype, t.shape));
   }
   for (const TensorType &t : f_.resultTypes)
     results.push_back(tensorOf(t.dtype, t.shape));
   for (const Op *o : ops_)
     emitOp(*o);
-  std::string head = "  func.func " + std::string(public_ ? "public" : "private") + " @" + symbols_.at(f_.name) + "(" +
-                     joined(params) + ")";
-  if (!results.empty())
-    head += " -> " + resultTypes(results);
-  return head + " {\n" + code_.text() + "  }" + mlirLocation(f_.loc) + "\n";
+  return detail::functionHead(public_ ? "public " : "private ", symbols_.at(f_.name), params, results) + " {\n" +
+         code_.text() + "  }" + mlirLocation(f_.loc) + "\n";
 }
 
 /// `@main()` for --main: the arguments as constants, the entry called, and
 /// each result returned with floats as unsigned integers of their width.
 std::string emitMain(const Function &entry, const std::string &symbol, const std::vector<std::vector<uint64_t>> &args,
                      ModuleState &module) {
-  int counter = 0;
-  Code b(counter, "    ", module);
-  std::vector<std::string> names, types, results, returned, returnedTypes;
-  for (size_t i = 0; i < entry.params.size(); ++i) {
-    const TensorType &t = entry.valueTypes[entry.params[i]];
-    std::string type = tensorOf(t.dtype, t.shape);
-    names.push_back(b.op("stablehlo.constant " + mlirDense(TensorType::make(t.dtype, t.shape), args[i], kInts) + " : " + type));
-    types.push_back(type);
-  }
-  for (const TensorType &t : entry.resultTypes)
-    results.push_back(tensorOf(t.dtype, t.shape));
-  std::vector<std::string> r = b.call(symbol, names, types, results);
+  SsaNames names;
+  Code b(names, "    ", module);
+  std::vector<std::string> r = detail::writeMainCall(b, entry, symbol, args, kInts, "stablehlo.constant", "call");
+  std::vector<std::string> returned, returnedTypes;
   for (size_t k = 0; k < r.size(); ++k) {
     const TensorType &t = entry.resultTypes[k];
     std::string v = r[k];
@@ -735,11 +687,8 @@ std::string emitMain(const Function &entry, const std::string &symbol, const std
     }
     returned.push_back(v);
   }
-  b.line(returned.empty() ? "return" : "return " + joined(returned) + " : " + joined(returnedTypes));
-  std::string head = "  func.func public @main()";
-  if (!returnedTypes.empty())
-    head += " -> " + resultTypes(returnedTypes);
-  return head + " {\n" + b.text() + "  }\n";
+  b.line(returned.empty() ? "return" : "return " + commaList(returned) + " : " + commaList(returnedTypes));
+  return detail::functionHead("public ", "main", {}, returnedTypes) + " {\n" + b.text() + "  }\n";
 }
 
 } // namespace
@@ -764,11 +713,12 @@ ExitOutput emitStableHlo(const Module &m, const StableHloOptions &options) {
   ExitOutput out;
   std::vector<const Function *> functions = reachableFrom(m, options.entry);
   const Function &entry = *functions.front();
-  if (std::find(entry.effects.begin(), entry.effects.end(), "gpu") == entry.effects.end()) {
+  if (!entry.effects.contains(Effect::Gpu)) {
     std::vector<std::string> declare;
-    for (std::string_view e : kEffectNames)
-      if (e == "gpu" || std::find(entry.effects.begin(), entry.effects.end(), e) != entry.effects.end())
-        declare.emplace_back(e);
+    EffectSet needed = entry.effects | EffectSet{Effect::Gpu};
+    for (size_t i = 0; i < kNumEffects; ++i)
+      if (needed.contains(static_cast<Effect>(i)))
+        declare.emplace_back(kEffectNames[i]);
     out.refusals.push_back({entry.loc,
                             "`" + entry.name + "` is emitted for a device (the StableHLO exit), so it must declare the " +
                                 "effect gpu, which it does not",
@@ -776,21 +726,9 @@ ExitOutput emitStableHlo(const Module &m, const StableHloOptions &options) {
   }
   // Symbols: the entry is @main (unless --main adds its own); every other
   // function keeps Keel's name unless it is one the module needs (`main`,
-  // the `keel.` decompositions), which gets a `_` appended (or `user.`
-  // before).
-  std::set<std::string> taken{"main"};
-  std::map<std::string, std::string> symbols;
-  for (const Function *f : functions) {
-    if (f == &entry && !options.mainArguments) {
-      symbols[f->name] = "main";
-      continue;
-    }
-    std::string s = f->name.rfind("keel.", 0) == 0 ? "user." + f->name : f->name;
-    while (taken.count(s))
-      s += "_";
-    taken.insert(s);
-    symbols[f->name] = s;
-  }
+  // the `keel.` decompositions).
+  std::map<std::string, std::string> symbols =
+      detail::symbolTable(functions, {"main"}, options.mainArguments ? nullptr : &entry);
   ModuleState module;
   std::string body;
   for (const Function *f : functions)

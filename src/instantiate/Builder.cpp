@@ -271,9 +271,9 @@ private:
     Function f;
     f.name = name;
     f.loc = location(fn.nameSpan);
-    for (std::string_view e : kEffectNames) // declared effects, in the table's order
-      if (std::any_of(fn.effects.begin(), fn.effects.end(), [&](const syntax::Effect &d) { return d.name == e; }))
-        f.effects.emplace_back(e);
+    for (const syntax::Effect &d : fn.effects) // the checker rejected unknown ones
+      if (std::optional<keel::Effect> e = parseEffect(d.name))
+        f.effects.insert(*e);
     fn_ = &f;
     for (size_t i = 0; i < fn.params.size(); ++i) { // a scalar parameter is a rank-0 tensor
       ValueId v = f.newValue(concrete(s.params[i], fn.params[i].nameSpan));
@@ -516,44 +516,28 @@ private:
     return constant({it->second}, t, whole.span);
   }
 
-  static std::optional<BinaryCode> binaryCode(Tok op) {
-    switch (op) {
-    case Tok::Plus: return BinaryCode::Add;
-    case Tok::Minus: return BinaryCode::Sub;
-    case Tok::Star: return BinaryCode::Mul;
-    case Tok::Slash: return BinaryCode::Div;
-    case Tok::Percent: return BinaryCode::Rem;
-    case Tok::Amp: case Tok::AmpAmp: return BinaryCode::And;
-    case Tok::Pipe: case Tok::PipePipe: return BinaryCode::Or;
-    case Tok::Caret: return BinaryCode::Xor;
-    default: return std::nullopt;
-    }
-  }
-  static std::optional<CompareDir> compareDir(Tok op) {
-    switch (op) {
-    case Tok::EqEq: return CompareDir::Eq;
-    case Tok::NotEq: return CompareDir::Ne;
-    case Tok::Less: return CompareDir::Lt;
-    case Tok::LessEq: return CompareDir::Le;
-    case Tok::Greater: return CompareDir::Gt;
-    case Tok::GreaterEq: return CompareDir::Ge;
-    default: return std::nullopt;
-    }
-  }
-
   ValueId binary(const BinaryExpr &b) {
     TensorType result = typeOf(b);
     ValueId l = value(*b.lhs), r = value(*b.rhs);
     // Broadcasting sugar, made explicit.
     l = broadcastTo(l, result.shape, b.lhs->span);
     r = broadcastTo(r, result.shape, b.rhs->span);
-    if (auto dir = compareDir(b.op)) {
+    auto found = checked_.operators.find(&b);
+    if (found == checked_.operators.end()) {
+      diags_.internalError(b.span, "the checker recorded no operator for this expression");
+      throw Fail{};
+    }
+    const ElementOperator &what = found->second;
+    if (what.kind == ElementOperator::Kind::Compare) {
       Op op = make(OpKind::Compare, {l, r});
-      op.compare = *dir;
+      op.compare = what.compare;
       return emit(std::move(op), result, b.span);
     }
     Op op = make(OpKind::Binary, {l, r});
-    op.binary = *binaryCode(b.op);
+    // `&&` and `||` on pred tensors: elementwise and / or (nothing to skip).
+    op.binary = what.kind == ElementOperator::Kind::LogicalAnd  ? BinaryCode::And
+                : what.kind == ElementOperator::Kind::LogicalOr ? BinaryCode::Or
+                                                                : what.binary;
     return emit(std::move(op), result, b.span);
   }
 

@@ -14,7 +14,6 @@ namespace keel::instantiate {
 
 using namespace loop;
 using cpu::binaryElement;
-using cpu::binaryOp;
 using cpu::storageType;
 using cpu::unaryElement;
 using namespace syntax;
@@ -281,7 +280,7 @@ private:
     switch (sema::builtinInfo(found->second).family) {
     case sema::BuiltinFamily::Unary: return unaryElement(ir->unary, t, expr(*c.args[0].value));
     case sema::BuiltinFamily::Binary:
-      return binaryElement(binaryOp(ir->binary), t, expr(*c.args[0].value), expr(*c.args[1].value));
+      return binaryElement(loop::binaryOp(ir->binary), t, expr(*c.args[0].value), expr(*c.args[1].value));
     case sema::BuiltinFamily::Select: // both evaluated, as the tensor operation
       return loop::makeSelect(expr(*c.args[0].value), expr(*c.args[1].value), expr(*c.args[2].value));
     case sema::BuiltinFamily::Matmul: case sema::BuiltinFamily::Reduce: case sema::BuiltinFamily::ReduceIndex:
@@ -309,6 +308,10 @@ private:
       return {};
     LineColumn lc = src_.lineColumn(s.file, s.begin);
     return {std::string(src_.name(s.file)), lc.line, lc.column};
+  }
+  [[noreturn]] void internal(Span at, const std::string &what) {
+    diags_.internalError(at, what);
+    throw Fail{};
   }
   [[noreturn]] void unsupported(Span at, const std::string &what) {
     diags_.error(code::E0500, at, what + " does not run on the CPU yet");
@@ -399,31 +402,22 @@ private:
     auto out = std::make_unique<loop::Expr>();
     out->operands.push_back(expr(*b.lhs));
     out->operands.push_back(expr(*b.rhs));
-    switch (b.op) {
-    case Tok::EqEq: case Tok::NotEq: case Tok::Less: case Tok::LessEq: case Tok::Greater: case Tok::GreaterEq:
+    auto found = checked_.operators.find(&b);
+    if (found == checked_.operators.end())
+      internal(b.span, "the checker recorded no operator for this expression");
+    const ElementOperator &what = found->second;
+    switch (what.kind) {
+    case ElementOperator::Kind::Compare:
       out->kind = loop::Expr::Kind::Compare;
       out->type = Type::Bool;
-      out->compare = b.op == Tok::EqEq ? CompareOp::Eq : b.op == Tok::NotEq ? CompareOp::Ne
-                   : b.op == Tok::Less ? CompareOp::Lt : b.op == Tok::LessEq ? CompareOp::Le
-                   : b.op == Tok::Greater ? CompareOp::Gt : CompareOp::Ge;
+      out->compare = what.compare;
       return out;
-    default:
-      break;
+    case ElementOperator::Kind::Binary: out->binary = loop::binaryOp(what.binary); break;
+    case ElementOperator::Kind::LogicalAnd: out->binary = BinaryOp::LogicalAnd; break;
+    case ElementOperator::Kind::LogicalOr: out->binary = BinaryOp::LogicalOr; break;
     }
     out->kind = loop::Expr::Kind::Binary;
     out->type = out->operands[0]->type;
-    switch (b.op) {
-    case Tok::Plus: out->binary = BinaryOp::Add; break;
-    case Tok::Minus: out->binary = BinaryOp::Sub; break;
-    case Tok::Star: out->binary = BinaryOp::Mul; break;
-    case Tok::Slash: out->binary = BinaryOp::Div; break;
-    case Tok::Percent: out->binary = BinaryOp::Rem; break;
-    case Tok::Amp: out->binary = BinaryOp::And; break;
-    case Tok::Pipe: out->binary = BinaryOp::Or; break;
-    case Tok::Caret: out->binary = BinaryOp::Xor; break;
-    case Tok::AmpAmp: out->binary = BinaryOp::LogicalAnd; break;
-    default: out->binary = BinaryOp::LogicalOr; break;
-    }
     return out;
   }
 
@@ -473,49 +467,103 @@ private:
     temps_ = std::move(savedTemps);
   }
 
+  void letStatement(const LetStmt &l, const syntax::Stmt &s, std::vector<StmtPtr> &out) {
+    if (isTensor(*l.init)) {
+      Slot variable = newSlot(Type::Ptr);
+      tensorVars_.push_back(variable);
+      scopes_.back()[l.name] = variable;
+      assignTensor(variable, *l.init, s.span);
+      return;
+    }
+    ExprPtr value = expr(*l.init);
+    Slot slot = newSlot(value->type);
+    scopes_.back()[l.name] = slot;
+    auto st = make(Stmt::Kind::Assign, s.span);
+    st->slot = slot;
+    st->value = std::move(value);
+    out.push_back(std::move(st));
+  }
+
+  void assignStatement(const AssignStmt &a, const syntax::Stmt &s, std::vector<StmtPtr> &out) {
+    Slot slot = lookup(a.name);
+    if (tensorTypes_.count(slot)) {
+      if (a.op != Tok::Assign)
+        unsupported(s.span, "a compound assignment to a tensor (write `" + a.name + " = " + a.name + " + ...`)");
+      assignTensor(slot, *a.value, s.span);
+      return;
+    }
+    ExprPtr value = expr(*a.value);
+    if (a.op != Tok::Assign) {
+      auto code = checked_.compoundAssignments.find(&s);
+      if (code == checked_.compoundAssignments.end())
+        internal(s.span, "the checker recorded no operator for this assignment");
+      auto combined = makeBinary(loop::binaryOp(code->second), makeVar(slot, f_->slots[slot]), std::move(value));
+      combined->loc = location(s.span);
+      value = std::move(combined);
+    }
+    auto st = make(Stmt::Kind::Assign, s.span);
+    st->slot = slot;
+    st->value = std::move(value);
+    out.push_back(std::move(st));
+  }
+
+  /// while c { body }  ->  loop { if !c { break } body }
+  /// (the condition's tensor temporaries are freed on both ways out).
+  void whileStatement(const WhileStmt &w, const syntax::Stmt &s, std::vector<StmtPtr> &out) {
+    auto st = make(Stmt::Kind::Loop, s.span);
+    auto guard = make(Stmt::Kind::If, w.cond->span);
+    out_ = &st->body;
+    guard->value = makeUnary(UnaryOp::Not, expr(*w.cond));
+    for (Slot t : temps_)
+      guard->body.push_back(makeFree(t));
+    guard->body.push_back(make(Stmt::Kind::Break, w.cond->span));
+    st->body.push_back(std::move(guard));
+    flushTemps(st->body);
+    out_ = &out;
+    block(w.body, st->body);
+    out.push_back(std::move(st));
+  }
+
+  /// The value first, then every tensor freed, then the return.
+  void returnStatement(const ReturnStmt &r, const syntax::Stmt &s, std::vector<StmtPtr> &out) {
+    auto st = make(Stmt::Kind::Return, s.span);
+    if (auto &v = r.value) {
+      ExprPtr value = expr(*v);
+      Slot result = newSlot(value->type);
+      auto keep = make(Stmt::Kind::Assign, s.span);
+      keep->slot = result;
+      keep->value = std::move(value);
+      out.push_back(std::move(keep));
+      st->value = makeVar(result, f_->slots[result]);
+    }
+    flushTemps(out);
+    freeTensorVariables(out);
+    out.push_back(std::move(st));
+  }
+
+  void exprStatement(const syntax::Expr &e, const syntax::Stmt &s, std::vector<StmtPtr> &out) {
+    auto *c = e.as<CallExpr>();
+    if (auto it = c ? checked_.builtinCalls.find(c) : checked_.builtinCalls.end();
+        it != checked_.builtinCalls.end() && it->second == sema::BuiltinId::Print) {
+      auto st = make(Stmt::Kind::Print, s.span);
+      if (!c->args.empty())
+        st->text = message(*c->args[0].value);
+      out.push_back(std::move(st));
+      return;
+    }
+    if (isTensor(e)) { // computed for nothing but its effects: none
+      tensorOperand(e);
+      return;
+    }
+    auto st = make(Stmt::Kind::Eval, s.span);
+    st->value = expr(e);
+    out.push_back(std::move(st));
+  }
+
   void statement(const syntax::Stmt &s, std::vector<StmtPtr> &out) {
     switch (s.kind) {
-    case StmtKind::Let: {
-      auto &l = *s.as<LetStmt>();
-      if (isTensor(*l.init)) {
-        Slot variable = newSlot(Type::Ptr);
-        tensorVars_.push_back(variable);
-        scopes_.back()[l.name] = variable;
-        assignTensor(variable, *l.init, s.span);
-        return;
-      }
-      ExprPtr value = expr(*l.init);
-      Slot slot = newSlot(value->type);
-      scopes_.back()[l.name] = slot;
-      auto st = make(Stmt::Kind::Assign, s.span);
-      st->slot = slot;
-      st->value = std::move(value);
-      out.push_back(std::move(st));
-      return;
-    }
-    case StmtKind::Assign: {
-      auto &a = *s.as<AssignStmt>();
-      Slot slot = lookup(a.name);
-      if (tensorTypes_.count(slot)) {
-        if (a.op != Tok::Assign)
-          unsupported(s.span, "a compound assignment to a tensor (write `" + a.name + " = " + a.name + " + ...`)");
-        assignTensor(slot, *a.value, s.span);
-        return;
-      }
-      ExprPtr value = expr(*a.value);
-      if (a.op != Tok::Assign) {
-        BinaryOp op = a.op == Tok::PlusAssign ? BinaryOp::Add : a.op == Tok::MinusAssign ? BinaryOp::Sub
-                    : a.op == Tok::StarAssign ? BinaryOp::Mul : BinaryOp::Div;
-        auto combined = makeBinary(op, makeVar(slot, f_->slots[slot]), std::move(value));
-        combined->loc = location(s.span);
-        value = std::move(combined);
-      }
-      auto st = make(Stmt::Kind::Assign, s.span);
-      st->slot = slot;
-      st->value = std::move(value);
-      out.push_back(std::move(st));
-      return;
-    }
+    case StmtKind::Let: letStatement(*s.as<LetStmt>(), s, out); return;
+    case StmtKind::Assign: assignStatement(*s.as<AssignStmt>(), s, out); return;
     case StmtKind::If: {
       auto &i = *s.as<IfStmt>();
       auto st = make(Stmt::Kind::If, s.span);
@@ -542,24 +590,7 @@ private:
       out.push_back(std::move(st));
       return;
     }
-    case StmtKind::While: {
-      // while c { body }  ->  loop { if !c { break } body }
-      // (the condition's tensor temporaries are freed on both ways out).
-      auto &w = *s.as<WhileStmt>();
-      auto st = make(Stmt::Kind::Loop, s.span);
-      auto guard = make(Stmt::Kind::If, w.cond->span);
-      out_ = &st->body;
-      guard->value = makeUnary(UnaryOp::Not, expr(*w.cond));
-      for (Slot t : temps_)
-        guard->body.push_back(makeFree(t));
-      guard->body.push_back(make(Stmt::Kind::Break, w.cond->span));
-      st->body.push_back(std::move(guard));
-      flushTemps(st->body);
-      out_ = &out;
-      block(w.body, st->body);
-      out.push_back(std::move(st));
-      return;
-    }
+    case StmtKind::While: whileStatement(*s.as<WhileStmt>(), s, out); return;
     case StmtKind::Loop: {
       auto st = make(Stmt::Kind::Loop, s.span);
       block(s.as<LoopStmt>()->body, st->body);
@@ -568,23 +599,7 @@ private:
     }
     case StmtKind::Break: out.push_back(make(Stmt::Kind::Break, s.span)); return;
     case StmtKind::Continue: out.push_back(make(Stmt::Kind::Continue, s.span)); return;
-    case StmtKind::Return: {
-      // The value first, then every tensor freed, then the return.
-      auto st = make(Stmt::Kind::Return, s.span);
-      if (auto &v = s.as<ReturnStmt>()->value) {
-        ExprPtr value = expr(*v);
-        Slot result = newSlot(value->type);
-        auto keep = make(Stmt::Kind::Assign, s.span);
-        keep->slot = result;
-        keep->value = std::move(value);
-        out.push_back(std::move(keep));
-        st->value = makeVar(result, f_->slots[result]);
-      }
-      flushTemps(out);
-      freeTensorVariables(out);
-      out.push_back(std::move(st));
-      return;
-    }
+    case StmtKind::Return: returnStatement(*s.as<ReturnStmt>(), s, out); return;
     case StmtKind::Assert: {
       auto &a = *s.as<AssertStmt>();
       auto st = make(Stmt::Kind::Assert, s.span);
@@ -594,26 +609,7 @@ private:
       out.push_back(std::move(st));
       return;
     }
-    case StmtKind::Expr: {
-      const syntax::Expr &e = *s.as<ExprStmt>()->expr;
-      auto *c = e.as<CallExpr>();
-      if (auto it = c ? checked_.builtinCalls.find(c) : checked_.builtinCalls.end();
-          it != checked_.builtinCalls.end() && it->second == sema::BuiltinId::Print) {
-        auto st = make(Stmt::Kind::Print, s.span);
-        if (!c->args.empty())
-          st->text = message(*c->args[0].value);
-        out.push_back(std::move(st));
-        return;
-      }
-      if (isTensor(e)) { // computed for nothing but its effects: none
-        tensorOperand(e);
-        return;
-      }
-      auto st = make(Stmt::Kind::Eval, s.span);
-      st->value = expr(e);
-      out.push_back(std::move(st));
-      return;
-    }
+    case StmtKind::Expr: exprStatement(*s.as<ExprStmt>()->expr, s, out); return;
     case StmtKind::Block: block(s.as<BlockStmt>()->block, out); return;
     }
   }

@@ -22,17 +22,30 @@ constexpr std::string_view kUnaryNames[] = {
 #include "keel/support/MathFunctions.def"
 #undef KEEL_MATH_FUNCTION
 };
-constexpr std::array<std::string_view, 11> kBinaryNames = {
-    "add", "sub", "mul", "div", "rem", "pow", "min", "max", "and", "or", "xor"};
-constexpr std::array<std::string_view, 6> kCompareNames = {"eq", "ne", "lt", "le", "gt", "ge"};
+constexpr std::string_view kBinaryNames[] = {
+#define KEEL_BINARY_CODE(Enum, name, source, operands, mlirFloat, mlirSigned, mlirUnsigned, stablehlo) #name,
+#include "keel/support/Operators.def"
+#undef KEEL_BINARY_CODE
+};
+constexpr std::string_view kCompareNames[] = {
+#define KEEL_COMPARE_DIR(Enum, name, source, mlirFloat, mlirSigned, mlirUnsigned, stablehlo) #name,
+#include "keel/support/Operators.def"
+#undef KEEL_COMPARE_DIR
+};
 constexpr std::array<std::string_view, 8> kCombinerNames = {"sum", "prod", "max", "min",
                                                             "and", "or", "argmax", "argmin"};
 
+using namespace attrs;
 constexpr OpInfo kOps[] = {
-#define KEEL_IR_OP(Kind, Mnemonic, Operands, Results, Reads, Role)                                   \
-  {Mnemonic, Operands, Results, OperandReads::Reads, FusionRole::Role},
+#define KEEL_IR_OP(Kind, Mnemonic, Operands, Results, Reads, Role, Attributes)                        \
+  {Mnemonic, Operands, Results, OperandReads::Reads, FusionRole::Role, Attributes},
 #include "keel/ir/Ops.def"
 #undef KEEL_IR_OP
+};
+constexpr std::string_view kAttrKeys[] = {
+#define KEEL_IR_ATTR(Name, Key, Kind, Field) Key,
+#include "keel/ir/Ops.def"
+#undef KEEL_IR_ATTR
 };
 
 } // namespace
@@ -119,6 +132,7 @@ std::string typeText(const TensorType &t) {
 }
 
 const OpInfo &opInfo(OpKind k) { return kOps[static_cast<size_t>(k)]; }
+std::string_view attrKey(Attr a) { return kAttrKeys[static_cast<size_t>(a)]; }
 
 std::optional<OpKind> parseOpKind(std::string_view mnemonic) {
   for (size_t i = 0; i < sizeof kOps / sizeof *kOps; ++i)
@@ -162,17 +176,7 @@ std::optional<MathFunction> mathFunction(UnaryCode c) {
   return std::nullopt;
 }
 
-bool isLegal(BinaryCode c, DType t) {
-  switch (c) {
-  case BinaryCode::Add: case BinaryCode::Sub: case BinaryCode::Mul: case BinaryCode::Div:
-  case BinaryCode::Min: case BinaryCode::Max:
-    return t != DType::Bool;
-  case BinaryCode::Rem: return isIntegerType(t) || t == DType::F32 || t == DType::F64;
-  case BinaryCode::Pow: return isFloatType(t);
-  case BinaryCode::And: case BinaryCode::Or: case BinaryCode::Xor: return !isFloatType(t);
-  }
-  return false;
-}
+bool isLegal(BinaryCode c, DType t) { return admits(binaryCodeInfo(c).operands, t); }
 
 bool isLegal(Combiner c, DType t) {
   switch (c) {

@@ -8,7 +8,8 @@
 //            ":" type,* loc? region?
 //          | "return" VALUE,* loc?
 // region   = "{" "^" "(" (VALUE ":" type),* ")" ":" op* "}"
-// attrs    = "{" KEY "=" (INT | DTYPE | "[" (INT | HEX),* "]"),* "}"
+// attrs    = "{" (KEY ("=" (INT | DTYPE | "[" (INT | HEX),* "]"))?),* "}"
+//            (the keys and their kinds: Ops.def's KEEL_IR_ATTR rows)
 // type     = DTYPE "[" INT,* "]" ("{" INT,* "}")?   (the layout right after `]`)
 // loc      = "loc" "(" STRING ":" INT ":" INT ")"
 // `//` starts a comment. A value may be used before its definition (the
@@ -268,19 +269,16 @@ private:
       expect("[");
       while (!isPunct("]")) {
         Tok e = take(T::Ident, "an effect (gpu, io, ...)");
-        if (!isEffectName(e.text))
+        std::optional<Effect> effect = parseEffect(e.text);
+        if (!effect)
           failAt(e.span, "unknown effect `" + e.text + "` (effects: clock, gpu, io, model, net, rand)");
-        if (std::find(f.effects.begin(), f.effects.end(), e.text) != f.effects.end())
+        if (f.effects.contains(*effect))
           failAt(e.span, "effect `" + e.text + "` is declared twice");
-        f.effects.push_back(e.text);
+        f.effects.insert(*effect);
         if (!accept(","))
           break;
       }
       expect("]");
-      std::sort(f.effects.begin(), f.effects.end(), [](const std::string &a, const std::string &b) {
-        return std::find(std::begin(kEffectNames), std::end(kEffectNames), a) <
-               std::find(std::begin(kEffectNames), std::end(kEffectNames), b);
-      });
     }
     f.loc = location();
     f.textSpan = kw.span;
@@ -391,6 +389,8 @@ private:
     expect("}");
   }
 
+  /// `{key = value, ...}`: each key a row of Ops.def's attribute table,
+  /// read by its kind into its field.
   void attributes(Op &op) {
     expect("{");
     std::vector<std::string> seen;
@@ -400,41 +400,54 @@ private:
       if (std::find(seen.begin(), seen.end(), k) != seen.end())
         failAt(key.span, "attribute `" + k + "` is given twice");
       seen.push_back(k);
-      if (k == "guarded") { // a unit attribute
-        op.guarded = true;
-        if (!accept(","))
-          break;
-        continue;
-      }
-      expect("=");
-      if (k == "axis") op.axis = integer();
-      else if (k == "acc") op.acc = dtype();
-      else if (k == "dims" || k == "perm" || k == "axes" || k == "start") op.dims = intList("[", "]");
-      else if (k == "limit") op.limits = intList("[", "]");
-      else if (k == "lhs_batch") op.lhsBatch = intList("[", "]");
-      else if (k == "rhs_batch") op.rhsBatch = intList("[", "]");
-      else if (k == "lhs_contract") op.lhsContract = intList("[", "]");
-      else if (k == "rhs_contract") op.rhsContract = intList("[", "]");
-      else if (k == "value") {
-        expect("[");
-        while (!isPunct("]")) {
-          Tok h = take(T::Hex, "an encoding (0x...)");
-          uint64_t bits = 0;
-          auto [p, ec] = std::from_chars(h.text.data() + 2, h.text.data() + h.text.size(), bits, 16);
-          if (h.text.size() == 2 || ec != std::errc() || p != h.text.data() + h.text.size())
-            failAt(h.span, "malformed encoding `" + h.text + "`");
-          op.constant.push_back(bits);
-          if (!accept(","))
-            break;
-        }
-        expect("]");
-      } else {
-        failAt(key.span, "unknown attribute `" + k + "`");
+      bool known = false;
+#define KEEL_IR_ATTR(Name, Key, Kind, Field)                                                                \
+  if (!known && k == Key) {                                                                                \
+    known = true;                                                                                          \
+    read##Kind(op.Field);                                                                                  \
+  }
+#include "keel/ir/Ops.def"
+#undef KEEL_IR_ATTR
+      if (!known) {
+        std::string takes;
+        for (size_t a = 0; a < kNumAttrs; ++a)
+          if (opInfo(op.kind).takes(static_cast<Attr>(a)))
+            takes += (takes.empty() ? "" : ", ") + std::string(attrKey(static_cast<Attr>(a)));
+        failAt(key.span, "unknown attribute `" + k + "` (`" + std::string(opInfo(op.kind).mnemonic) + "` takes " +
+                             (takes.empty() ? "none" : takes) + ")");
       }
       if (!accept(","))
         break;
     }
     expect("}");
+  }
+  void readUnit(bool &set) { set = true; }
+  void readInt(int64_t &v) {
+    expect("=");
+    v = integer();
+  }
+  void readDType(std::optional<DType> &t) {
+    expect("=");
+    t = dtype();
+  }
+  void readIntList(std::vector<int64_t> &v) {
+    expect("=");
+    v = intList("[", "]");
+  }
+  void readEncodings(std::vector<uint64_t> &encodings) {
+    expect("=");
+    expect("[");
+    while (!isPunct("]")) {
+      Tok h = take(T::Hex, "an encoding (0x...)");
+      uint64_t bits = 0;
+      auto [p, ec] = std::from_chars(h.text.data() + 2, h.text.data() + h.text.size(), bits, 16);
+      if (h.text.size() == 2 || ec != std::errc() || p != h.text.data() + h.text.size())
+        failAt(h.span, "malformed encoding `" + h.text + "`");
+      encodings.push_back(bits);
+      if (!accept(","))
+        break;
+    }
+    expect("]");
   }
 
   const SourceManager &sources_;

@@ -25,12 +25,8 @@ public:
         out_ += (i ? ", " : "") + typeText(f_.resultTypes[i]);
       out_ += ")";
     }
-    if (!f_.effects.empty()) {
-      out_ += " ![";
-      for (size_t i = 0; i < f_.effects.size(); ++i)
-        out_ += (i ? ", " : "") + f_.effects[i];
-      out_ += "]";
-    }
+    if (!f_.effects.empty())
+      out_ += " ![" + f_.effects.text() + "]";
     out_ += location(f_.loc) + " {\n";
     for (const Op &op : f_.ops)
       printOp(op, 1);
@@ -53,6 +49,40 @@ private:
       return "";
     return " " + locationText(l);
   }
+  /// `key = value, ...`: the attributes Ops.def gives the op's kind, in
+  /// the attribute table's order (a unit attribute only when set).
+  static std::string attributes(const Op &op) {
+    std::string text;
+    const OpInfo &info = opInfo(op.kind);
+#define KEEL_IR_ATTR(Name, Key, Kind, Field)                                                                \
+  if (info.takes(Attr::Name))                                                                              \
+    add##Kind(text, Key, op.Field, op);
+#include "keel/ir/Ops.def"
+#undef KEEL_IR_ATTR
+    return text;
+  }
+  static void add(std::string &text, std::string_view key, const std::string &value) {
+    text += (text.empty() ? "" : ", ") + std::string(key) + (value.empty() ? "" : " = " + value);
+  }
+  static void addIntList(std::string &text, std::string_view key, const std::vector<int64_t> &v, const Op &) {
+    add(text, key, list(v));
+  }
+  static void addInt(std::string &text, std::string_view key, int64_t v, const Op &) { add(text, key, std::to_string(v)); }
+  static void addDType(std::string &text, std::string_view key, const std::optional<DType> &t, const Op &) {
+    add(text, key, std::string(dtypeName(t.value_or(DType::F32))));
+  }
+  static void addEncodings(std::string &text, std::string_view key, const std::vector<uint64_t> &v, const Op &op) {
+    DType t = op.resultTypes.empty() ? DType::F32 : op.resultTypes[0].dtype;
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i)
+      s += (i ? ", " : "") + encoding(v[i], t);
+    add(text, key, s + "]");
+  }
+  static void addUnit(std::string &text, std::string_view key, bool set, const Op &) {
+    if (set)
+      add(text, key, "");
+  }
+
   static std::string list(const std::vector<int64_t> &v) {
     std::string s = "[";
     for (size_t i = 0; i < v.size(); ++i)
@@ -79,40 +109,19 @@ private:
     std::string operands;
     for (size_t i = 0; i < op.operands.size(); ++i)
       operands += (i ? ", " : "") + use(op.operands[i]);
-    std::string mnemonic(opInfo(op.kind).mnemonic), attrs;
+    std::string mnemonic(opInfo(op.kind).mnemonic);
     switch (op.kind) {
     case OpKind::Unary: mnemonic += "." + std::string(unaryName(op.unary)); break;
     case OpKind::Binary: mnemonic += "." + std::string(binaryName(op.binary)); break;
     case OpKind::Compare: mnemonic += "." + std::string(compareName(op.compare)); break;
-    case OpKind::Reduce:
-      mnemonic += "." + std::string(combinerName(op.combiner));
-      attrs = "axes = " + list(op.dims) + ", acc = " + std::string(dtypeName(op.acc.value_or(DType::F32)));
-      break;
-    case OpKind::Constant: {
-      DType t = op.resultTypes.empty() ? DType::F32 : op.resultTypes[0].dtype;
-      attrs = "value = [";
-      for (size_t i = 0; i < op.constant.size(); ++i)
-        attrs += (i ? ", " : "") + encoding(op.constant[i], t);
-      attrs += "]";
-      break;
-    }
-    case OpKind::Iota:
-    case OpKind::Concatenate: attrs = "axis = " + std::to_string(op.axis); break;
-    case OpKind::BroadcastInDim: attrs = "dims = " + list(op.dims); break;
-    case OpKind::Transpose: attrs = "perm = " + list(op.dims); break;
-    case OpKind::Slice: attrs = "start = " + list(op.dims) + ", limit = " + list(op.limits); break;
-    case OpKind::DotGeneral:
-      attrs = "lhs_batch = " + list(op.lhsBatch) + ", rhs_batch = " + list(op.rhsBatch) +
-              ", lhs_contract = " + list(op.lhsContract) + ", rhs_contract = " + list(op.rhsContract) +
-              ", acc = " + std::string(dtypeName(op.acc.value_or(DType::F32)));
-      break;
+    case OpKind::Reduce: mnemonic += "." + std::string(combinerName(op.combiner)); break;
     case OpKind::Call: mnemonic += " @" + op.callee; break;
-    case OpKind::Select: case OpKind::Convert: case OpKind::Reshape: case OpKind::Copy:
-    case OpKind::Relayout: case OpKind::Fusion: case OpKind::Return:
+    case OpKind::Select: case OpKind::Convert: case OpKind::Constant: case OpKind::Iota: case OpKind::BroadcastInDim:
+    case OpKind::Reshape: case OpKind::Transpose: case OpKind::Slice: case OpKind::Concatenate: case OpKind::DotGeneral:
+    case OpKind::Copy: case OpKind::Relayout: case OpKind::Fusion: case OpKind::Return:
       break;
     }
-    if (op.guarded)
-      attrs += (attrs.empty() ? "" : ", ") + std::string("guarded");
+    std::string attrs = attributes(op);
     std::string results;
     for (size_t i = 0; i < op.results.size(); ++i)
       results += (i ? ", " : "") + define(op.results[i]);

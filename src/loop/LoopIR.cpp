@@ -8,14 +8,21 @@
 namespace keel::loop {
 
 namespace {
-constexpr std::array<std::string_view, 13> kBinary = {"add", "sub", "mul", "div", "rem", "and", "or",
-                                                      "xor", "land", "lor", "pow", "min", "max"};
+constexpr std::string_view kBinary[] = {
+#define KEEL_BINARY_CODE(Enum, name, source, operands, mlirFloat, mlirSigned, mlirUnsigned, stablehlo) #name,
+#include "keel/support/Operators.def"
+#undef KEEL_BINARY_CODE
+    "land", "lor"};
 constexpr std::string_view kUnary[] = {"neg", "not", "bitnot", "abs",
 #define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary) #name,
 #include "keel/support/MathFunctions.def"
 #undef KEEL_MATH_FUNCTION
 };
-constexpr std::array<std::string_view, 6> kCompare = {"eq", "ne", "lt", "le", "gt", "ge"};
+constexpr std::string_view kCompare[] = {
+#define KEEL_COMPARE_DIR(Enum, name, source, mlirFloat, mlirSigned, mlirUnsigned, stablehlo) #name,
+#include "keel/support/Operators.def"
+#undef KEEL_COMPARE_DIR
+};
 } // namespace
 
 std::string_view binaryName(BinaryOp op) { return kBinary[static_cast<size_t>(op)]; }

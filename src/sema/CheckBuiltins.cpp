@@ -262,7 +262,7 @@ Type Checker::builtinCall(const CallExpr &c, const BuiltinInfo &info, const Type
 
 Type Checker::printBuiltin(BuiltinArgs &a) {
   const CallExpr &c = a.call;
-  requireEffects(c, {"io"});
+  requireEffects(c, {keel::Effect::Io});
   if (builtinArity(a, 1, 1) && (a.positional[0].is(Kind::Void) || a.positional[0].is(Kind::Array) ||
                       a.positional[0].is(Kind::TypeName)))
     diags_.error(code::E0106, a.positionalExprs[0]->span, "`" + typeName(a.positional[0]) + "` cannot be printed");

@@ -167,6 +167,10 @@ Type Checker::unary(const UnaryExpr &u, const Type *expected) {
 }
 
 Type Checker::binary(const BinaryExpr &b, const Type *expected) {
+  if (std::optional<ElementOperator> op = sourceOperator(tokenSpelling(b.op)))
+    out_.operators[&b] = *op;
+  else
+    diags_.internalError(b.opSpan, "`" + std::string(tokenSpelling(b.op)) + "` has no row in keel/support/Operators.def");
   if (b.op == Tok::AmpAmp || b.op == Tok::PipePipe) {
     Type l = expr(*b.lhs, nullptr), r = expr(*b.rhs, nullptr);
     for (auto [t, side] : {std::pair{l, b.lhs.get()}, std::pair{r, b.rhs.get()}})
@@ -341,26 +345,15 @@ Type Checker::index(const IndexExpr &ix) {
   return Type::scalarType(base.scalar);
 }
 
-void Checker::requireEffects(const CallExpr &c, const std::set<std::string> &needed) {
+void Checker::requireEffects(const CallExpr &c, EffectSet needed) {
   if (allEffects_)
     return;
-  std::vector<std::string> missing;
-  for (const std::string &e : needed)
-    if (!effects_.count(e))
-      missing.push_back(e);
+  EffectSet missing = needed.without(effects_);
   if (missing.empty())
     return;
-  std::string list;
-  for (size_t i = 0; i < missing.size(); ++i)
-    list += (i ? ", " : "") + missing[i];
-  std::string all;
-  std::set<std::string> merged = effects_;
-  merged.insert(missing.begin(), missing.end());
-  for (const std::string &e : merged)
-    all += (all.empty() ? "" : ", ") + e;
   diags_.error(code::E0120, c.span, "`" + c.callee + "` needs the effect" + (missing.size() > 1 ? "s " : " ") +
-                                        list + ", which this function does not declare")
-      .help("declare it in the signature: `![" + all + "]`");
+                                        missing.text() + ", which this function does not declare")
+      .help("declare it in the signature: `![" + (effects_ | missing).text() + "]`");
 }
 
 Type Checker::call(const CallExpr &c, const Type *expected) {

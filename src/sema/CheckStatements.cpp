@@ -84,7 +84,7 @@ void Checker::checkTest(const TestDecl &t) {
   shapeVars_.clear();
   shapes_ = ShapeContext{};
   returnType_ = Type::voidType();
-  effects_.clear();
+  effects_ = {};
   allEffects_ = true; // a test is the harness: it may use every effect
   loopDepth_ = 0;
   block(t.body);
@@ -140,44 +140,80 @@ void Checker::block(const Block &b) {
   popScope();
 }
 
+void Checker::letStmt(const LetStmt &l) {
+  Type declared = l.type ? resolveType(*l.type, false) : Type::error();
+  Type t = expr(*l.init, l.type ? &declared : nullptr);
+  if (l.type)
+    requireAssignable(*l.init, t, declared, "the initializer of `" + l.name + "`");
+  Type varType = l.type ? declared : t;
+  if (varType.is(Kind::Void)) {
+    diags_.error(code::E0106, l.init->span, "`" + l.name + "` cannot hold the result of a function that returns nothing");
+    varType = Type::error();
+  }
+  declare(l.name, varType, l.isMutable, l.nameSpan);
+}
+
+void Checker::assignStmt(const AssignStmt &a) {
+  Var *v = lookup(a.name);
+  if (!v) {
+    diags_.error(code::E0100, a.nameSpan, "`" + a.name + "` is not defined");
+    expr(*a.value, nullptr);
+    return;
+  }
+  if (!v->isMutable)
+    diags_.error(code::E0105, a.nameSpan, "cannot assign to `" + a.name + "`: it is not `let mut`")
+        .note(v->decl, "`" + a.name + "` is declared here")
+        .help("declare it with `let mut " + a.name + "`");
+  Type t = expr(*a.value, &v->type);
+  if (a.op == Tok::Assign) {
+    requireAssignable(*a.value, t, v->type, "the assignment to `" + a.name + "`");
+  } else {
+    Tok op = a.op == Tok::PlusAssign ? Tok::Plus : a.op == Tok::MinusAssign ? Tok::Minus
+           : a.op == Tok::StarAssign ? Tok::Star : Tok::Slash;
+    arithmeticResult(op, a.nameSpan.to(a.value->span), v->type, t, a.name, *a.value);
+    out_.compoundAssignments[&a] = sourceOperator(tokenSpelling(op))->binary;
+  }
+}
+
+void Checker::forStmt(const ForStmt &f) {
+  Type from = expr(*f.from, nullptr);
+  Type to = expr(*f.to, from.is(Kind::Scalar) ? &from : nullptr);
+  Type var = from;
+  if (!from.is(Kind::Error) && !(from.is(Kind::Scalar) && isInteger(from.scalar))) {
+    diags_.error(code::E0106, f.from->span, "a `for` range needs integers, found `" + typeName(from) + "`");
+    var = Type::error();
+  } else if (!to.is(Kind::Error) && !(to == from) && !from.is(Kind::Error)) {
+    diags_.error(code::E0106, f.to->span, "the range ends in `" + typeName(to) + "` but starts in `" + typeName(from) + "`");
+  }
+  pushScope();
+  declare(f.var, var, false, f.varSpan);
+  ++loopDepth_;
+  block(f.body);
+  --loopDepth_;
+  popScope();
+}
+
+void Checker::returnStmt(const ReturnStmt &r) {
+  if (!r.value) {
+    if (!returnType_.is(Kind::Void) && !returnType_.is(Kind::Error))
+      diags_.error(code::E0106, r.span, "`return;` without a value in a function that returns `" +
+                                            typeName(returnType_) + "`");
+    return;
+  }
+  if (returnType_.is(Kind::Void)) {
+    expr(*r.value, nullptr);
+    diags_.error(code::E0106, r.value->span, "a value is returned from a function that returns nothing")
+        .help("declare the return type with `-> TYPE`");
+    return;
+  }
+  Type t = expr(*r.value, &returnType_);
+  requireAssignable(*r.value, t, returnType_, "the returned value");
+}
+
 void Checker::stmt(const Stmt &s) {
   switch (s.kind) {
-  case StmtKind::Let: {
-    auto &l = *s.as<LetStmt>();
-    Type declared = l.type ? resolveType(*l.type, false) : Type::error();
-    Type t = expr(*l.init, l.type ? &declared : nullptr);
-    if (l.type)
-      requireAssignable(*l.init, t, declared, "the initializer of `" + l.name + "`");
-    Type varType = l.type ? declared : t;
-    if (varType.is(Kind::Void)) {
-      diags_.error(code::E0106, l.init->span, "`" + l.name + "` cannot hold the result of a function that returns nothing");
-      varType = Type::error();
-    }
-    declare(l.name, varType, l.isMutable, l.nameSpan);
-    return;
-  }
-  case StmtKind::Assign: {
-    auto &a = *s.as<AssignStmt>();
-    Var *v = lookup(a.name);
-    if (!v) {
-      diags_.error(code::E0100, a.nameSpan, "`" + a.name + "` is not defined");
-      expr(*a.value, nullptr);
-      return;
-    }
-    if (!v->isMutable)
-      diags_.error(code::E0105, a.nameSpan, "cannot assign to `" + a.name + "`: it is not `let mut`")
-          .note(v->decl, "`" + a.name + "` is declared here")
-          .help("declare it with `let mut " + a.name + "`");
-    Type t = expr(*a.value, &v->type);
-    if (a.op == Tok::Assign) {
-      requireAssignable(*a.value, t, v->type, "the assignment to `" + a.name + "`");
-    } else {
-      Tok op = a.op == Tok::PlusAssign ? Tok::Plus : a.op == Tok::MinusAssign ? Tok::Minus
-             : a.op == Tok::StarAssign ? Tok::Star : Tok::Slash;
-      arithmeticResult(op, a.nameSpan.to(a.value->span), v->type, t, a.name, *a.value);
-    }
-    return;
-  }
+  case StmtKind::Let: letStmt(*s.as<LetStmt>()); return;
+  case StmtKind::Assign: assignStmt(*s.as<AssignStmt>()); return;
   case StmtKind::If: {
     auto &i = *s.as<IfStmt>();
     condition(*i.cond, "`if`");
@@ -186,25 +222,7 @@ void Checker::stmt(const Stmt &s) {
       stmt(*i.elseStmt);
     return;
   }
-  case StmtKind::For: {
-    auto &f = *s.as<ForStmt>();
-    Type from = expr(*f.from, nullptr);
-    Type to = expr(*f.to, from.is(Kind::Scalar) ? &from : nullptr);
-    Type var = from;
-    if (!from.is(Kind::Error) && !(from.is(Kind::Scalar) && isInteger(from.scalar))) {
-      diags_.error(code::E0106, f.from->span, "a `for` range needs integers, found `" + typeName(from) + "`");
-      var = Type::error();
-    } else if (!to.is(Kind::Error) && !(to == from) && !from.is(Kind::Error)) {
-      diags_.error(code::E0106, f.to->span, "the range ends in `" + typeName(to) + "` but starts in `" + typeName(from) + "`");
-    }
-    pushScope();
-    declare(f.var, var, false, f.varSpan);
-    ++loopDepth_;
-    block(f.body);
-    --loopDepth_;
-    popScope();
-    return;
-  }
+  case StmtKind::For: forStmt(*s.as<ForStmt>()); return;
   case StmtKind::While: {
     auto &w = *s.as<WhileStmt>();
     condition(*w.cond, "`while`");
@@ -224,24 +242,7 @@ void Checker::stmt(const Stmt &s) {
       diags_.error(code::E0108, s.span, std::string(s.kind == StmtKind::Break ? "`break`" : "`continue`") +
                                             " outside a loop");
     return;
-  case StmtKind::Return: {
-    auto &r = *s.as<ReturnStmt>();
-    if (!r.value) {
-      if (!returnType_.is(Kind::Void) && !returnType_.is(Kind::Error))
-        diags_.error(code::E0106, s.span, "`return;` without a value in a function that returns `" +
-                                              typeName(returnType_) + "`");
-      return;
-    }
-    if (returnType_.is(Kind::Void)) {
-      expr(*r.value, nullptr);
-      diags_.error(code::E0106, r.value->span, "a value is returned from a function that returns nothing")
-          .help("declare the return type with `-> TYPE`");
-      return;
-    }
-    Type t = expr(*r.value, &returnType_);
-    requireAssignable(*r.value, t, returnType_, "the returned value");
-    return;
-  }
+  case StmtKind::Return: returnStmt(*s.as<ReturnStmt>()); return;
   case StmtKind::Assert: {
     auto &a = *s.as<AssertStmt>();
     condition(*a.cond, "`assert`");

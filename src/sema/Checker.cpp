@@ -111,12 +111,12 @@ void Checker::collectSignatures(const Program &program) {
     for (const Param &p : fn.params)
       sig.params.push_back(resolveType(p.type, false));
     sig.result = fn.returnType ? resolveType(*fn.returnType, true) : Type::voidType();
-    for (const Effect &e : fn.effects) {
-      if (!isEffectName(e.name))
+    for (const syntax::Effect &e : fn.effects) {
+      if (std::optional<keel::Effect> effect = parseEffect(e.name))
+        sig.effects.insert(*effect);
+      else
         diags_.error(code::E0121, e.span, "unknown effect `" + e.name + "`")
             .note("the effects are clock, gpu, io, model, net and rand");
-      else
-        sig.effects.insert(e.name);
     }
     readRefinements(fn, sig);
     bool tensors = sig.result.is(Kind::Tensor) ||

@@ -150,6 +150,10 @@ private:
 
   void block(const Block &b);
 
+  void letStmt(const LetStmt &l);
+  void assignStmt(const AssignStmt &a);
+  void forStmt(const ForStmt &f);
+  void returnStmt(const ReturnStmt &r);
   void stmt(const Stmt &s);
 
   void condition(const Expr &e, const char *what);
@@ -207,7 +211,7 @@ private:
 
   //===-- Calls ----------------------------------------------------------===//
 
-  void requireEffects(const CallExpr &c, const std::set<std::string> &needed);
+  void requireEffects(const CallExpr &c, EffectSet needed);
 
   Type call(const CallExpr &c, const Type *expected);
 
@@ -289,7 +293,7 @@ private:
   std::unordered_map<const Expr *, bool> literalTrees_; ///< isLiteralTree's memo
   std::vector<std::unordered_map<std::string, Var>> scopes_;
   Type returnType_;
-  std::set<std::string> effects_;
+  EffectSet effects_;
   bool allEffects_ = false;
   int loopDepth_ = 0;
 };

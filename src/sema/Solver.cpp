@@ -137,43 +137,22 @@ ProofResult ShapeSolver::prove(const ShapeContext &context, const Goal &goal) {
   return r;
 }
 
-ProofResult ShapeSolver::proveWithZ3(const ShapeContext &context, const Goal &goal) {
-  ++stats_.z3Calls;
-  auto start = std::chrono::steady_clock::now();
-  z3::context &ctx = z3_->ctx;
-  std::map<std::string, z3::expr> vars;
-  std::function<z3::expr(const Dim &)> encode;
-  std::function<z3::expr(const DimAtom &)> encodeAtom = [&](const DimAtom &atom) -> z3::expr {
-    switch (atom.kind) {
-    case DimAtom::Kind::Var: {
-      auto it = vars.find(atom.name);
-      if (it == vars.end())
-        it = vars.emplace(atom.name, ctx.int_const(atom.name.c_str())).first;
-      return it->second;
-    }
-    case DimAtom::Kind::Product: {
-      z3::expr a = ctx.int_val(1);
-      for (const DimAtom &f : atom.factors)
-        a = a * encodeAtom(f);
-      return a;
-    }
-    case DimAtom::Kind::Div:
-    case DimAtom::Kind::Mod: {
-      z3::expr q = atom.symbolicDivisor ? encode(*atom.symbolicDivisor)
-                                        : ctx.int_val(static_cast<int64_t>(atom.divisor));
-      return atom.kind == DimAtom::Kind::Div ? encode(*atom.operand) / q : z3::mod(encode(*atom.operand), q);
-    }
-    }
-    return ctx.int_val(0);
-  };
-  encode = [&](const Dim &d) -> z3::expr {
-    z3::expr e = ctx.int_val(static_cast<int64_t>(d.constantTerm()));
+namespace {
+
+/// Dimensions as Z3 integer terms: each shape variable one constant, made
+/// when first met.
+class Z3Encoder {
+public:
+  explicit Z3Encoder(z3::context &ctx) : ctx_(ctx) {}
+
+  z3::expr dim(const Dim &d) {
+    z3::expr e = ctx_.int_val(static_cast<int64_t>(d.constantTerm()));
     for (const auto &[atom, k] : d.terms())
-      e = e + ctx.int_val(static_cast<int64_t>(k)) * encodeAtom(atom);
+      e = e + ctx_.int_val(static_cast<int64_t>(k)) * this->atom(atom);
     return e;
-  };
-  auto compare = [&](const Comparison &c) {
-    z3::expr l = encode(c.lhs), r = encode(c.rhs);
+  }
+  z3::expr comparison(const Comparison &c) {
+    z3::expr l = dim(c.lhs), r = dim(c.rhs);
     switch (c.rel) {
     case Rel::Eq: return l == r;
     case Rel::Ne: return l != r;
@@ -183,65 +162,108 @@ ProofResult ShapeSolver::proveWithZ3(const ShapeContext &context, const Goal &go
     case Rel::Ge: return l >= r;
     }
     return l == r;
-  };
+  }
+  z3::expr product(const std::vector<Dim> &dims) {
+    z3::expr p = ctx_.int_val(1);
+    for (const Dim &d : dims)
+      p = p * dim(d);
+    return p;
+  }
+  const std::map<std::string, z3::expr> &vars() const { return vars_; }
+
+private:
+  z3::expr atom(const DimAtom &atom) {
+    switch (atom.kind) {
+    case DimAtom::Kind::Var: {
+      auto it = vars_.find(atom.name);
+      if (it == vars_.end())
+        it = vars_.emplace(atom.name, ctx_.int_const(atom.name.c_str())).first;
+      return it->second;
+    }
+    case DimAtom::Kind::Product: {
+      z3::expr a = ctx_.int_val(1);
+      for (const DimAtom &f : atom.factors)
+        a = a * this->atom(f);
+      return a;
+    }
+    case DimAtom::Kind::Div:
+    case DimAtom::Kind::Mod: {
+      z3::expr q = atom.symbolicDivisor ? dim(*atom.symbolicDivisor) : ctx_.int_val(static_cast<int64_t>(atom.divisor));
+      return atom.kind == DimAtom::Kind::Div ? dim(*atom.operand) / q : z3::mod(dim(*atom.operand), q);
+    }
+    }
+    return ctx_.int_val(0);
+  }
+
+  z3::context &ctx_;
+  std::map<std::string, z3::expr> vars_;
+};
+
+/// solver.check() under a deadline. The time limit is kept by a watchdog
+/// of Keel's that interrupts Z3 at the deadline. Z3's own `timeout`
+/// parameter is not used: in Debian's Z3 4.8.12 its timer can deadlock the
+/// solver when it fires during nonlinear arithmetic, so that a check never
+/// ends. Sets `interrupted` when the watchdog fired, `reason` when Z3
+/// threw or was interrupted.
+z3::check_result checkBefore(z3::solver &solver, z3::context &ctx, unsigned timeoutMs, bool &interrupted,
+                             std::string &reason) {
+  z3::check_result verdict;
+  std::mutex mutex;
+  std::condition_variable done;
+  bool finished = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (!done.wait_for(lock, std::chrono::milliseconds(timeoutMs), [&] { return finished; })) {
+      interrupted = true;
+      ctx.interrupt();
+    }
+  });
+  try {
+    verdict = solver.check();
+  } catch (const z3::exception &e) {
+    verdict = z3::unknown;
+    reason = e.msg();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    finished = true;
+  }
+  done.notify_one();
+  watchdog.join();
+  if (interrupted && verdict == z3::unknown)
+    reason = "timeout";
+  return verdict;
+}
+
+} // namespace
+
+ProofResult ShapeSolver::proveWithZ3(const ShapeContext &context, const Goal &goal) {
+  ++stats_.z3Calls;
+  auto start = std::chrono::steady_clock::now();
+  z3::context &ctx = z3_->ctx;
+  Z3Encoder encode(ctx);
   z3::solver solver(ctx);
   for (const Comparison &c : context.facts)
-    solver.add(compare(c));
-  for (const auto &[lhs, rhs] : context.volumes) {
-    z3::expr l = ctx.int_val(1), r = ctx.int_val(1);
-    for (const Dim &d : lhs)
-      l = l * encode(d);
-    for (const Dim &d : rhs)
-      r = r * encode(d);
-    solver.add(l == r);
-  }
+    solver.add(encode.comparison(c));
+  for (const auto &[lhs, rhs] : context.volumes)
+    solver.add(encode.product(lhs) == encode.product(rhs));
   z3::expr negated = ctx.bool_val(false);
   for (const auto &clause : goal) {
     z3::expr any = ctx.bool_val(false);
     for (const Comparison &c : clause)
-      any = any || compare(c);
+      any = any || encode.comparison(c);
     negated = negated || !any;
   }
   solver.add(negated);
   // Every variable met so far is a dimension: >= 1 unless a refinement
   // says otherwise.
-  for (const auto &[name, v] : vars)
+  for (const auto &[name, v] : encode.vars())
     if (!context.noDefaultLowerBound.count(name))
       solver.add(v >= 1);
 
   ProofResult result;
-  z3::check_result verdict;
   bool interrupted = false; // by the watchdog, at the deadline
-  {
-    // The time limit is kept by a watchdog of Keel's that interrupts Z3 at
-    // the deadline. Z3's own `timeout` parameter is not used: in Debian's
-    // Z3 4.8.12 its timer can deadlock the solver when it fires during
-    // nonlinear arithmetic, so that a check never ends.
-    std::mutex mutex;
-    std::condition_variable done;
-    bool finished = false;
-    std::thread watchdog([&] {
-      std::unique_lock<std::mutex> lock(mutex);
-      if (!done.wait_for(lock, std::chrono::milliseconds(timeoutMs_), [&] { return finished; })) {
-        interrupted = true;
-        ctx.interrupt();
-      }
-    });
-    try {
-      verdict = solver.check();
-    } catch (const z3::exception &e) {
-      verdict = z3::unknown;
-      result.reason = e.msg();
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      finished = true;
-    }
-    done.notify_one();
-    watchdog.join();
-    if (interrupted && verdict == z3::unknown)
-      result.reason = "timeout";
-  }
+  z3::check_result verdict = checkBefore(solver, ctx, timeoutMs_, interrupted, result.reason);
   if (verdict == z3::unsat) {
     result.status = ProofResult::Status::Proved;
   } else if (verdict == z3::sat) {
@@ -250,7 +272,7 @@ ProofResult ShapeSolver::proveWithZ3(const ShapeContext &context, const Goal &go
     // has no counterexample to show, so it counts as a timeout.
     try {
       z3::model m = solver.get_model();
-      for (const auto &[name, v] : vars) {
+      for (const auto &[name, v] : encode.vars()) {
         z3::expr value = m.eval(v, true);
         int64_t n = 0;
         if (value.is_numeral_i64(n))

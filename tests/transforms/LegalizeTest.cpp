@@ -333,8 +333,9 @@ TEST_P(LegalizeTest, EveryOpIsNativeAfterAndNoResultChanges) {
       }
     }
   }
-  if (exit.print)
+  if (exit.print) {
     EXPECT_GT(unlegalizedRefusals, 10u) << "the " << exit.name << " exit mapped unlegalized ops it cannot map";
+  }
 
   // The same results on the CPU reference exit, function by function (each
   // alone in its module: none calls another).

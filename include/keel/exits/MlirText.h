@@ -75,6 +75,13 @@ using AffinePoint = std::vector<AffineRef>;
 std::string affineMapText(size_t loops, const AffinePoint &point);
 /// d0, ..., d(n-1).
 AffinePoint identityPoint(size_t n);
+/// The operand point a reshape from `operand` to `result` reads for result
+/// point `p` (its loops ranging over `ranges`): the row-major position,
+/// then the operand's coordinates of it, simplified over the ranges
+/// (multiples and common factors taken out; floordiv and mod dropped where
+/// the dividend stays below the divisor).
+AffinePoint reshapePoint(const AffinePoint &p, const ir::TensorType &result, const ir::TensorType &operand,
+                         const std::vector<int64_t> &ranges);
 
 } // namespace keel::exits
 

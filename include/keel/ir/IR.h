@@ -17,7 +17,9 @@
 #define KEEL_IR_IR_H
 
 #include "keel/numerics/Format.h"
+#include "keel/support/Effects.h"
 #include "keel/support/ElementType.h"
+#include "keel/support/Operators.h"
 #include "keel/support/Source.h"
 
 #include <cstdint>
@@ -77,10 +79,32 @@ std::string layoutText(const TensorType &t);
 //===-- Operations -------------------------------------------------------===//
 
 enum class OpKind : uint8_t {
-#define KEEL_IR_OP(Kind, Mnemonic, Operands, Results, Reads, Role) Kind,
+#define KEEL_IR_OP(Kind, Mnemonic, Operands, Results, Reads, Role, Attributes) Kind,
 #include "keel/ir/Ops.def"
 #undef KEEL_IR_OP
 };
+
+/// The attributes an operation may carry (Ops.def's KEEL_IR_ATTR rows, in
+/// the order they print).
+enum class Attr : uint8_t {
+#define KEEL_IR_ATTR(Name, Key, Kind, Field) Name,
+#include "keel/ir/Ops.def"
+#undef KEEL_IR_ATTR
+};
+/// Sets of attributes, one bit each: Ops.def's last column.
+namespace attrs {
+inline constexpr uint32_t None = 0;
+#define KEEL_IR_ATTR(Name, Key, Kind, Field) inline constexpr uint32_t Name = 1u << static_cast<unsigned>(Attr::Name);
+#include "keel/ir/Ops.def"
+#undef KEEL_IR_ATTR
+} // namespace attrs
+inline constexpr size_t kNumAttrs = 0
+#define KEEL_IR_ATTR(Name, Key, Kind, Field) +1
+#include "keel/ir/Ops.def"
+#undef KEEL_IR_ATTR
+    ;
+/// An attribute's key in IR text (`axes`, `guarded`).
+std::string_view attrKey(Attr a);
 
 /// How an operation reads its operands' elements (Ops.def explains each).
 enum class OperandReads : uint8_t { None, Elementwise, Once, Broadcast, Repeated, Buffer };
@@ -93,8 +117,10 @@ struct OpInfo {
   int results;  ///< -1: from the callee or the region
   OperandReads reads;
   FusionRole role;
+  uint32_t attributes; ///< the attrs:: bits it carries
   /// May appear inside a fusion region (every role but Barrier).
   bool fusible() const { return role != FusionRole::Barrier; }
+  bool takes(Attr a) const { return attributes & (1u << static_cast<unsigned>(a)); }
 };
 const OpInfo &opInfo(OpKind k);
 std::optional<OpKind> parseOpKind(std::string_view mnemonic);
@@ -117,8 +143,10 @@ struct MathFunction {
 };
 /// Its math function, or nullopt for neg, abs, relu and not.
 std::optional<MathFunction> mathFunction(UnaryCode c);
-enum class BinaryCode : uint8_t { Add, Sub, Mul, Div, Rem, Pow, Min, Max, And, Or, Xor };
-enum class CompareDir : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+/// Elementwise binary codes and comparison directions: the rows of
+/// keel/support/Operators.def (legality per dtype: its `operands` column).
+using keel::BinaryCode;
+using keel::CompareDir;
 /// Reduction combiners; ArgMax/ArgMin give i64 indices (first of equals).
 enum class Combiner : uint8_t { Sum, Prod, Max, Min, And, Or, ArgMax, ArgMin };
 
@@ -218,9 +246,9 @@ struct Function {
   std::string name;
   std::vector<ValueId> params;
   std::vector<TensorType> resultTypes;
-  /// The effects the function declares (`![gpu]`; support/Effects.h), in
-  /// the table's order, each once; text `-> T ![gpu, io]`.
-  std::vector<std::string> effects;
+  /// The effects the function declares (`![gpu]`; support/Effects.h);
+  /// text `-> T ![gpu, io]`, in the table's order.
+  EffectSet effects;
   std::vector<Op> ops; ///< ends with `return`
   Location loc;
   Span textSpan;

@@ -16,6 +16,7 @@
 #define KEEL_LOOP_LOOPIR_H
 
 #include "keel/support/ElementType.h"
+#include "keel/support/Operators.h"
 
 #include <cstdint>
 #include <memory>
@@ -48,9 +49,27 @@ bool isFloatType(Type t); ///< every floating format, low precision included
 bool isLowPrecisionType(Type t); ///< f16 bf16 tf32 fp8e4m3fn fp8e5m2
 int typeBits(Type t);     ///< width of the value (bool 1)
 
-/// Min and Max are IEEE 754-2019 minimum/maximum on floats (a NaN operand
-/// gives that NaN; -0 < +0); Pow is keel/numerics/Math.h's (f32, f64).
-enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Rem, And, Or, Xor, LogicalAnd, LogicalOr, Pow, Min, Max };
+/// Every binary code of keel/support/Operators.def, then `land` and `lor`
+/// (bool, short-circuit). Min and Max are IEEE 754-2019 minimum/maximum on
+/// floats (a NaN operand gives that NaN; -0 < +0); Pow is
+/// keel/numerics/Math.h's (f32, f64).
+enum class BinaryOp : uint8_t {
+#define KEEL_BINARY_CODE(Enum, name, source, operands, mlirFloat, mlirSigned, mlirUnsigned, stablehlo) Enum,
+#include "keel/support/Operators.def"
+#undef KEEL_BINARY_CODE
+  LogicalAnd,
+  LogicalOr,
+};
+/// The loop IR operation of a binary code (the same row).
+constexpr BinaryOp binaryOp(BinaryCode c) {
+  switch (c) {
+#define KEEL_BINARY_CODE(Enum, name, source, operands, mlirFloat, mlirSigned, mlirUnsigned, stablehlo)            \
+  case BinaryCode::Enum: return BinaryOp::Enum;
+#include "keel/support/Operators.def"
+#undef KEEL_BINARY_CODE
+  }
+  return BinaryOp::Add;
+}
 /// Abs clears a float's sign bit and is wrapping on integers (abs(MIN) ==
 /// MIN); then every math function of keel/support/MathFunctions.def (f32,
 /// f64 only), keel/numerics/Math.h's.
@@ -67,7 +86,8 @@ bool isMathOp(UnaryOp op);
 /// The printed names: `add`, `land`, `exp`, ...
 std::string_view binaryName(BinaryOp op);
 std::string_view unaryName(UnaryOp op);
-enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+/// keel/support/Operators.def's comparisons.
+using CompareOp = CompareDir;
 
 struct Location {
   std::string file;

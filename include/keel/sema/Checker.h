@@ -20,6 +20,7 @@
 #include "keel/sema/Types.h"
 #include "keel/support/Diagnostics.h"
 #include "keel/support/Effects.h"
+#include "keel/support/Operators.h"
 #include "keel/syntax/AST.h"
 
 #include <set>
@@ -34,7 +35,7 @@ struct FunctionSig {
   std::vector<std::string> dimParams;
   std::vector<Type> params;
   Type result;
-  std::set<std::string> effects;
+  EffectSet effects;
   /// The `requires` clause, in normal form, with the span of each predicate.
   std::vector<Comparison> refinements;
   std::vector<Span> refinementSpans;
@@ -47,6 +48,11 @@ struct CheckedProgram {
   /// Float literals: their encoding in the literal's type (one rounding
   /// from the decimal value).
   std::unordered_map<const syntax::Expr *, uint64_t> floatLiterals;
+  /// What each binary operator expression computes, and the binary code of
+  /// each compound assignment (`x += e`): keel/support/Operators.def's
+  /// rows, so that no later stage reads the operator's token.
+  std::unordered_map<const syntax::Expr *, ElementOperator> operators;
+  std::unordered_map<const syntax::Stmt *, BinaryCode> compoundAssignments;
   std::unordered_map<std::string, FunctionSig> functions;
   /// Each call of a built-in, and the row of keel/sema/Builtins.def it is.
   std::unordered_map<const syntax::CallExpr *, BuiltinId> builtinCalls;

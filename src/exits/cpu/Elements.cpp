@@ -116,34 +116,6 @@ ExprPtr unaryElement(ir::UnaryCode code, DType t, ExprPtr x) {
   return x;
 }
 
-BinaryOp binaryOp(ir::BinaryCode c) {
-  switch (c) {
-  case ir::BinaryCode::Add: return BinaryOp::Add;
-  case ir::BinaryCode::Sub: return BinaryOp::Sub;
-  case ir::BinaryCode::Mul: return BinaryOp::Mul;
-  case ir::BinaryCode::Div: return BinaryOp::Div;
-  case ir::BinaryCode::Rem: return BinaryOp::Rem;
-  case ir::BinaryCode::Pow: return BinaryOp::Pow;
-  case ir::BinaryCode::Min: return BinaryOp::Min;
-  case ir::BinaryCode::Max: return BinaryOp::Max;
-  case ir::BinaryCode::And: return BinaryOp::And;
-  case ir::BinaryCode::Or: return BinaryOp::Or;
-  case ir::BinaryCode::Xor: return BinaryOp::Xor;
-  }
-  return BinaryOp::Add;
-}
-
-CompareOp compareOp(ir::CompareDir d) {
-  switch (d) {
-  case ir::CompareDir::Eq: return CompareOp::Eq;
-  case ir::CompareDir::Ne: return CompareOp::Ne;
-  case ir::CompareDir::Lt: return CompareOp::Lt;
-  case ir::CompareDir::Le: return CompareOp::Le;
-  case ir::CompareDir::Gt: return CompareOp::Gt;
-  case ir::CompareDir::Ge: return CompareOp::Ge;
-  }
-  return CompareOp::Eq;
-}
 
 /// f16, bf16 and tf32 + - * / are the numerics library's correctly rounded
 /// operations; every other low-precision operation widens to f32 exactly,

@@ -150,8 +150,8 @@ ExprPtr ReferenceLowering::pointwise(const ir::Op &o, const std::vector<Ix> &i) 
   const std::vector<ValueId> &x = o.operands;
   switch (o.kind) {
   case OpKind::Unary: return unaryElement(o.unary, type(x[0]).dtype, load(x[0], i));
-  case OpKind::Binary: return binaryElement(binaryOp(o.binary), type(x[0]).dtype, load(x[0], i), load(x[1], i));
-  case OpKind::Compare: return makeCompare(compareOp(o.compare), load(x[0], i), load(x[1], i));
+  case OpKind::Binary: return binaryElement(loop::binaryOp(o.binary), type(x[0]).dtype, load(x[0], i), load(x[1], i));
+  case OpKind::Compare: return makeCompare(o.compare, load(x[0], i), load(x[1], i));
   case OpKind::Select: return makeSelect(load(x[0], i), load(x[1], i), load(x[2], i));
   case OpKind::Convert: return convert(load(x[0], i), type(x[0]).dtype, type(o.results[0]).dtype);
   case OpKind::Copy: case OpKind::Relayout: return load(x[0], i);

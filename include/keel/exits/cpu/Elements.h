@@ -29,9 +29,6 @@ loop::ExprPtr unaryElement(ir::UnaryCode code, ir::DType t, loop::ExprPtr x);
 /// library's helpers, other low-precision operations widened to f32 and
 /// rounded once, i4 wrapped to 4 bits.
 loop::ExprPtr binaryElement(loop::BinaryOp op, ir::DType t, loop::ExprPtr a, loop::ExprPtr b);
-/// The loop IR operation of a tensor IR binary code.
-loop::BinaryOp binaryOp(ir::BinaryCode c);
-loop::CompareOp compareOp(ir::CompareDir d);
 /// One element converted from `from` to `to`: to pred is `!= 0`; to i4
 /// wraps integers and saturates floats to [-8, 7]; the rest is the loop
 /// IR's cast (one rounding; floats to integers saturate).
