@@ -475,7 +475,8 @@ private:
     }
     case ExprKind::Unary: {
       auto &u = *e.as<UnaryExpr>();
-      if (u.op == Tok::Minus) {
+      bool negate = operatorOf(u).kind == ElementOperator::Kind::Negate; // else Not
+      if (negate) {
         if (auto *i = u.operand->as<IntExpr>())
           return intLiteral(*i, true, e);
         if (auto *f = u.operand->as<FloatExpr>())
@@ -483,7 +484,7 @@ private:
       }
       ValueId v = value(*u.operand);
       Op op = make(OpKind::Unary, {v});
-      op.unary = u.op == Tok::Minus ? UnaryCode::Neg : UnaryCode::Not;
+      op.unary = negate ? UnaryCode::Neg : UnaryCode::Not;
       return emit(std::move(op), type(v), e.span);
     }
     case ExprKind::Binary: return binary(*e.as<BinaryExpr>());
@@ -516,22 +517,31 @@ private:
     return constant({it->second}, t, whole.span);
   }
 
+  /// What the checker resolved an operator expression to.
+  const ElementOperator &operatorOf(const Expr &e) {
+    auto found = checked_.operators.find(&e);
+    if (found == checked_.operators.end()) {
+      diags_.internalError(e.span, "the checker recorded no operator for this expression");
+      throw Fail{};
+    }
+    return found->second;
+  }
+
   ValueId binary(const BinaryExpr &b) {
     TensorType result = typeOf(b);
     ValueId l = value(*b.lhs), r = value(*b.rhs);
     // Broadcasting sugar, made explicit.
     l = broadcastTo(l, result.shape, b.lhs->span);
     r = broadcastTo(r, result.shape, b.rhs->span);
-    auto found = checked_.operators.find(&b);
-    if (found == checked_.operators.end()) {
-      diags_.internalError(b.span, "the checker recorded no operator for this expression");
-      throw Fail{};
-    }
-    const ElementOperator &what = found->second;
+    const ElementOperator &what = operatorOf(b);
     if (what.kind == ElementOperator::Kind::Compare) {
       Op op = make(OpKind::Compare, {l, r});
       op.compare = what.compare;
       return emit(std::move(op), result, b.span);
+    }
+    if (what.kind == ElementOperator::Kind::Negate || what.kind == ElementOperator::Kind::Not) {
+      diags_.internalError(b.span, "a binary expression resolved to a prefix operator");
+      throw Fail{};
     }
     Op op = make(OpKind::Binary, {l, r});
     // `&&` and `||` on pred tensors: elementwise and / or (nothing to skip).

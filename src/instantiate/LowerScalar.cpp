@@ -343,7 +343,8 @@ private:
     }
     case ExprKind::Unary: {
       auto &u = *e.as<UnaryExpr>();
-      if (u.op == Tok::Minus) {
+      bool negate = operatorOf(u).kind == ElementOperator::Kind::Negate; // else Not
+      if (negate) {
         if (auto *i = u.operand->as<IntExpr>()) {
           out = intLiteral(*i, type, true);
           break;
@@ -353,8 +354,9 @@ private:
           break;
         }
       }
-      out = makeUnary(u.op == Tok::Minus ? UnaryOp::Neg : u.op == Tok::Bang ? UnaryOp::Not : UnaryOp::BitNot,
-                      expr(*u.operand));
+      ExprPtr x = expr(*u.operand);
+      UnaryOp op = negate ? UnaryOp::Neg : x->type == Type::Bool ? UnaryOp::Not : UnaryOp::BitNot;
+      out = makeUnary(op, std::move(x));
       break;
     }
     case ExprKind::Binary: out = binary(*e.as<BinaryExpr>()); break;
@@ -398,14 +400,19 @@ private:
     return makeConst(t, it == checked_.floatLiterals.end() ? 0 : it->second);
   }
 
+  /// What the checker resolved an operator expression to.
+  const ElementOperator &operatorOf(const syntax::Expr &e) {
+    auto found = checked_.operators.find(&e);
+    if (found == checked_.operators.end())
+      internal(e.span, "the checker recorded no operator for this expression");
+    return found->second;
+  }
+
   ExprPtr binary(const BinaryExpr &b) {
     auto out = std::make_unique<loop::Expr>();
     out->operands.push_back(expr(*b.lhs));
     out->operands.push_back(expr(*b.rhs));
-    auto found = checked_.operators.find(&b);
-    if (found == checked_.operators.end())
-      internal(b.span, "the checker recorded no operator for this expression");
-    const ElementOperator &what = found->second;
+    const ElementOperator &what = operatorOf(b);
     switch (what.kind) {
     case ElementOperator::Kind::Compare:
       out->kind = loop::Expr::Kind::Compare;
@@ -415,6 +422,8 @@ private:
     case ElementOperator::Kind::Binary: out->binary = loop::binaryOp(what.binary); break;
     case ElementOperator::Kind::LogicalAnd: out->binary = BinaryOp::LogicalAnd; break;
     case ElementOperator::Kind::LogicalOr: out->binary = BinaryOp::LogicalOr; break;
+    case ElementOperator::Kind::Negate: case ElementOperator::Kind::Not:
+      internal(b.span, "a binary expression resolved to a prefix operator");
     }
     out->kind = loop::Expr::Kind::Binary;
     out->type = out->operands[0]->type;

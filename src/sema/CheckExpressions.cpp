@@ -140,6 +140,10 @@ Type Checker::floatLiteral(const FloatExpr &e, const Type *expected, bool negati
 }
 
 Type Checker::unary(const UnaryExpr &u, const Type *expected) {
+  if (std::optional<ElementOperator> op = prefixOperator(tokenSpelling(u.op)))
+    out_.operators[&u] = *op;
+  else
+    diags_.internalError(u.span, "prefix `" + std::string(tokenSpelling(u.op)) + "` has no meaning in keel/support/Operators.h");
   // A negated literal is one literal: `-128 as i8` fits, `-1.0` rounds once.
   if (u.op == Tok::Minus) {
     if (auto *i = u.operand->as<IntExpr>())

@@ -50,6 +50,12 @@ TEST(OperatorsTest, SourceOperatorsResolveAsTheLanguageSays) {
       EXPECT_EQ(op->compare, r.compare) << r.source;
     }
   }
+  // Prefix operators are their own table.
+  EXPECT_EQ(prefixOperator("-")->kind, Kind::Negate);
+  EXPECT_EQ(prefixOperator("!")->kind, Kind::Not);
+  EXPECT_EQ(prefixOperator("~")->kind, Kind::Not);
+  EXPECT_FALSE(prefixOperator("+"));
+  EXPECT_FALSE(prefixOperator("&&"));
   // Built-ins and non-operators are not source operators.
   for (const char *s : {"", "pow", "min", "max", "=", "+=", "!", "@", "**"})
     EXPECT_FALSE(sourceOperator(s)) << s;

@@ -48,7 +48,7 @@ struct CheckedProgram {
   /// Float literals: their encoding in the literal's type (one rounding
   /// from the decimal value).
   std::unordered_map<const syntax::Expr *, uint64_t> floatLiterals;
-  /// What each binary operator expression computes, and the binary code of
+  /// What each operator expression (binary or prefix) computes, and the binary code of
   /// each compound assignment (`x += e`): keel/support/Operators.def's
   /// rows, so that no later stage reads the operator's token.
   std::unordered_map<const syntax::Expr *, ElementOperator> operators;

@@ -78,10 +78,12 @@ constexpr const BinaryCodeInfo &binaryCodeInfo(BinaryCode c) { return kBinaryCod
 constexpr const CompareDirInfo &compareDirInfo(CompareDir d) { return kCompareDirs[static_cast<size_t>(d)]; }
 
 /// What a source operator computes, as the checker resolved it: a binary
-/// code, a comparison, or `&&` / `||` on bool (short-circuit in scalar
-/// code; on tensors, the elementwise and / or of pred).
+/// code, a comparison, `&&` / `||` on bool (short-circuit in scalar code;
+/// on tensors, the elementwise and / or of pred), or a prefix operator:
+/// `-x` (Negate; of a literal, the negative literal) and `!x` / `~x` (Not:
+/// of bool, and of an integer's bits).
 struct ElementOperator {
-  enum class Kind : uint8_t { Binary, Compare, LogicalAnd, LogicalOr } kind = Kind::Binary;
+  enum class Kind : uint8_t { Binary, Compare, LogicalAnd, LogicalOr, Negate, Not } kind = Kind::Binary;
   BinaryCode binary = BinaryCode::Add; ///< Binary
   CompareDir compare = CompareDir::Eq; ///< Compare
 };
@@ -99,6 +101,16 @@ constexpr std::optional<ElementOperator> sourceOperator(std::string_view source)
   for (size_t i = 0; i < sizeof kCompareDirs / sizeof *kCompareDirs; ++i)
     if (kCompareDirs[i].source == source)
       return ElementOperator{ElementOperator::Kind::Compare, BinaryCode::Add, static_cast<CompareDir>(i)};
+  return std::nullopt;
+}
+
+/// The prefix operator spelt `source` (`-`, `!`, `~`); nullopt for
+/// anything else.
+constexpr std::optional<ElementOperator> prefixOperator(std::string_view source) {
+  if (source == "-")
+    return ElementOperator{ElementOperator::Kind::Negate};
+  if (source == "!" || source == "~")
+    return ElementOperator{ElementOperator::Kind::Not};
   return std::nullopt;
 }
 
