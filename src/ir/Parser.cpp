@@ -88,6 +88,9 @@ private:
     if (c == '%' || c == '@') {
       ++pos_;
       word();
+      if (pos_ == start + 1) // a bare `%` or `@`
+        failAt({file_, start, start + 1}, c == '%' ? "`%` must be followed by a value name (`%0`, `%x`)"
+                                                   : "`@` must be followed by a function name (`@main`)");
       cur_.kind = c == '%' ? T::Value : T::Global;
     } else if (c == '0' && pos_ + 1 < text_.size() && text_[pos_ + 1] == 'x') {
       pos_ += 2;

@@ -301,11 +301,11 @@ private:
       }
       expect(Tok::RBracket, "`,` or `]`");
     }
-    // requires = "requires" pred ("," pred)*
+    // requires = "requires" pred (("," | "&&") pred)*
     if (accept(Tok::KwRequires)) {
       do
         fn.refinements.push_back(parsePredicate());
-      while (accept(Tok::Comma));
+      while (accept(Tok::Comma) || accept(Tok::AmpAmp));
     }
     fn.body = parseBlock();
     fn.span = spanFrom(start);
