@@ -421,7 +421,7 @@ void FunctionEmitter::check() {
     auto rowMajor = [&](const TensorType &t, const std::string &what) {
       if (!t.hasDefaultLayout())
         refuse(f_, "the entry `" + f_.name + "` " + what + " in layout " + layoutText(t) + ": StableHLO receives " +
-                       "logical tensors (SFEP-0053 §3.7), so the entry's parameters and results must be row-major; " +
+                       "logical tensors, so the entry's parameters and results must be row-major; " +
                        "relayout inside the function instead");
     };
     for (ValueId p : f_.params)

@@ -414,7 +414,7 @@ private:
 
   [[noreturn]] void unsupported(Span at, const std::string &what) {
     diags_.error(code::E0403, at, what + " cannot be built into tensor IR")
-        .note("tensor functions are straight-line: `let`, tensor operations and `return` (Phase 0 §3)");
+        .note("tensor functions are straight-line: `let`, tensor operations and `return`");
     throw Fail{};
   }
 
@@ -664,7 +664,7 @@ private:
       if (type(v).elementCount() != result.elementCount()) {
         diags_.error(code::E0402, c.span, "the reshape from " + typeText(type(v)) + " to " + typeText(result) +
                                               " changes the number of elements at these sizes")
-            .note("the type checker assumed the volumes equal (Phase 0 §10); at these sizes they are not");
+            .note("the type checker assumed the volumes equal; at these sizes they are not");
         throw Fail{};
       }
       return emit(make(OpKind::Reshape, {v}), result, c.span);

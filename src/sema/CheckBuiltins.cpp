@@ -62,7 +62,7 @@ void Checker::fp8Arithmetic(Span at, std::string_view op, Scalar s, const std::s
   Diagnostic &d = diags_.error(code::E0914, at, "arithmetic on `" + std::string(scalarName(s)) +
                                                    "` values is not supported");
   d.note("fp8 formats are for storage, conversion, comparison and tensors; scalar fp8 arithmetic "
-         "would hide expensive helpers (SFEP-0054 §3.5)");
+         "would hide expensive helpers");
   if (rhs.empty())
     d.help("compute in f32: `-(" + lhs + " as f32)`");
   else
@@ -621,8 +621,7 @@ Scalar Checker::accumulator(const CallExpr &c, Scalar input, std::optional<Scala
   std::string in(scalarName(input)), ac(scalarName(*acc));
   if (isLowPrecision(input) && !accumulatorAllowed(input, *acc)) {
     diags_.error(code::E0913, at, "invalid accumulator `" + ac + "` for `" + in + "` input")
-        .note("reductions and contractions over low-precision inputs accumulate in f32 or f64 "
-              "(SFEP-0054 §3.6)")
+        .note("reductions and contractions over low-precision inputs accumulate in f32 or f64")
         .help("use `acc: f32` (the default) or `acc: f64`");
     return fallback;
   }

@@ -25,7 +25,7 @@ void Checker::requireAssignable(const Expr &e, const Type &from, const Type &to,
   if (lowPrecision && castable) {
     diags_.error(code::E0912, e.span, "implicit conversion from `" + typeName(from) + "` to `" +
                                           typeName(to) + "` in " + what)
-        .note("an existing value changes format only through an explicit `as` (SFEP-0054 §3.4)")
+        .note("an existing value changes format only through an explicit `as`")
         .help("convert explicitly: `" + source + " as " + std::string(scalarName(to.scalar)) + "`");
     return;
   }
@@ -246,7 +246,7 @@ Type Checker::mismatch(const std::string &opText, bool call, Span at, const Type
     std::string what = lowL && lowR ? "mixed low-precision formats" : "mixed formats";
     diags_.error(code::E0911, at, what + " `" + std::string(scalarName(l.scalar)) + "` and `" +
                                       std::string(scalarName(r.scalar)) + "` in `" + opText + "`")
-        .note("there is no implicit promotion between numeric formats (SFEP-0054 §3.5)")
+        .note("there is no implicit promotion between numeric formats")
         .help("convert explicitly, e.g. `" + spelt(lc, rc) + "`");
     return Type::error();
   }
@@ -276,7 +276,7 @@ Type Checker::arithmeticResult(Tok op, Span at, const Type &l, const Type &r, co
   }
   if (op == Tok::Percent && isLowPrecision(s)) {
     diags_.error(code::E0110, at, "`%` is not defined for `" + std::string(scalarName(s)) + "`")
-        .note("f16, bf16 and tf32 have + - * / (SFEP-0054 §3.5)");
+        .note("f16, bf16 and tf32 have + - * /");
     return Type::error();
   }
   return elementwise(l, r, at, std::string(tokenSpelling(op)));
