@@ -23,10 +23,15 @@ std::optional<std::string> lowPrecisionHint(std::string_view name) {
   static const Row rows[] = {
       {{"fp8", "float8", "f8", "fp8e4", "fp8_e4", "float8e4"},
        "`fp8` does not say which encoding: use `fp8e4m3fn` or `fp8e5m2`"},
-      {{"fp8e4m3", "e4m3", "e4m3fn", "float8_e4m3fn", "float8e4m3fn", "fp8e4m3fnuz", "float8_e4m3"},
+      {{"fp8e4m3", "e4m3", "e4m3fn", "float8_e4m3fn", "float8e4m3fn", "float8_e4m3"},
        "did you mean `fp8e4m3fn`? (the `fn` is part of the name: finite, no infinity)"},
-      {{"fp8e5", "e5m2", "float8_e5m2", "float8e5m2", "fp8e5m2fnuz", "fp8_e5m2"},
-       "did you mean `fp8e5m2`?"},
+      {{"fp8e5", "e5m2", "float8_e5m2", "float8e5m2", "fp8_e5m2"}, "did you mean `fp8e5m2`?"},
+      // Other formats of the same widths (other exponent bias, one NaN, no
+      // -0): not misspellings of Keel's.
+      {{"fp8e4m3fnuz", "float8_e4m3fnuz", "e4m3fnuz", "fp8e5m2fnuz", "float8_e5m2fnuz", "e5m2fnuz", "fp8e4m3b11fnuz",
+        "float8_e4m3b11fnuz"},
+       "the `fnuz` formats are other encodings (another exponent bias, a single NaN, no -0) that Keel does not "
+       "support; its 8-bit formats are `fp8e4m3fn` and `fp8e5m2` (OCP FP8)"},
       {{"half", "fp16", "float16", "binary16"}, "did you mean `f16`?"},
       {{"bfloat16", "bfloat", "bf", "brain16"}, "did you mean `bf16`?"},
       {{"tensorfloat32", "tfloat32", "tf", "tensorfloat"}, "did you mean `tf32`?"},
@@ -207,7 +212,10 @@ std::optional<Scalar> Checker::resolveScalarName(const std::string &name, Span a
   if (s)
     return s;
   if (std::optional<std::string> hint = lowPrecisionHint(name)) {
-    diags_.error(code::E0910, at, "unknown low-precision type `" + name + "`").help(*hint);
+    bool otherFormat = name.find("fnuz") != std::string::npos;
+    diags_.error(code::E0910, at, (otherFormat ? "unsupported low-precision format `" : "unknown low-precision type `") +
+                                      name + "`")
+        .help(*hint);
     return std::nullopt;
   }
   diags_.error(code::E0102, at, "unknown type `" + name + "`")
