@@ -230,13 +230,23 @@ private:
       throw Fail{};
     }
     const sema::FunctionSig &s = sig(fn);
+    std::vector<std::string> missing; // every one at once, in name order
     for (const std::string &v : shapeVariables(fn))
-      if (!bindings.count(v)) {
-        diags_.error(code::E0400, site, "no size for " + std::string(isDimParam(s, v) ? "dimension parameter" : "shape variable") +
-                                            " `" + v + "` of `" + fn.name + "`")
-            .help("give every shape variable a size, e.g. --bind " + v + "=8");
-        throw Fail{};
+      if (!bindings.count(v))
+        missing.push_back(v);
+    if (!missing.empty()) {
+      std::string names, example;
+      for (size_t i = 0; i < missing.size(); ++i) {
+        names += std::string(i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + "`" + missing[i] + "`";
+        example += (i ? "," : "") + missing[i] + "=8";
       }
+      bool allParams = std::all_of(missing.begin(), missing.end(), [&](const std::string &v) { return isDimParam(s, v); });
+      bool noParams = std::none_of(missing.begin(), missing.end(), [&](const std::string &v) { return isDimParam(s, v); });
+      std::string what = allParams ? "dimension parameter" : noParams ? "shape variable" : "shape variable or dimension parameter";
+      diags_.error(code::E0400, site, "no size for " + what + (missing.size() > 1 ? "s " : " ") + names + " of `" + fn.name + "`")
+          .help("give every shape variable a size, e.g. --bind " + example);
+      throw Fail{};
+    }
     for (size_t i = 0; i < s.refinements.size(); ++i) {
       const sema::Comparison &c = s.refinements[i];
       std::optional<int64_t> l = c.lhs.evaluate(bindings), r = c.rhs.evaluate(bindings);
