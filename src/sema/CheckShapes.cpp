@@ -162,7 +162,9 @@ bool Checker::prove(const Goal &goal, Span at, const char *errorCode, const std:
                       ? diags_.error(errorCode, at, message)
                       : diags_.error(code::E0211, at, "could not prove " + goalText);
   if (r.status == ProofResult::Status::Refuted) {
-    d.note("needs " + goalText + ", which fails for " + counterexampleText(r, goalOrder));
+    // At constant sizes there is nothing to choose: the fact is false.
+    std::string sizes = counterexampleText(r, goalOrder);
+    d.note("needs " + goalText + (sizes.empty() ? ", which is false at these sizes" : ", which fails for " + sizes));
   } else {
     d.note("the solver answered \"unknown\" (" + r.reason + "); an unproved shape fact is an error, never "
            "an assumption")
