@@ -58,15 +58,21 @@ std::optional<std::vector<size_t>> Checker::reductionAxes(const CallExpr &c, siz
   return axes;
 }
 
-void Checker::fp8Arithmetic(Span at, std::string_view op, Scalar s, const std::string &lhs, const std::string &rhs) {
+void Checker::fp8Arithmetic(Span at, std::string_view op, Scalar s, const std::string &lhs, const std::string &rhs,
+                            bool call) {
   Diagnostic &d = diags_.error(code::E0914, at, "arithmetic on `" + std::string(scalarName(s)) +
                                                    "` values is not supported");
   d.note("fp8 formats are for storage, conversion, comparison and tensors; scalar fp8 arithmetic "
          "would hide expensive helpers");
-  if (rhs.empty())
-    d.help("compute in f32: `-(" + lhs + " as f32)`");
+  // The same expression with its operands converted: `exp(a as f32)`,
+  // `max(a as f32, b as f32)`, `-(a as f32)`, `(a as f32) + (b as f32)`.
+  std::string o(op), l = lhs + " as f32", r = rhs + " as f32";
+  if (call)
+    d.help("compute in f32: `" + o + "(" + l + (rhs.empty() ? "" : ", " + r) + ")`");
+  else if (rhs.empty())
+    d.help("compute in f32: `" + o + "(" + l + ")`");
   else
-    d.help("compute in f32: `(" + lhs + " as f32) " + std::string(op) + " (" + rhs + " as f32)`");
+    d.help("compute in f32: `(" + l + ") " + o + " (" + r + ")`");
 }
 
 std::optional<Scalar> Checker::typeArgument(const Arg &a) {
@@ -275,7 +281,7 @@ Type Checker::unaryBuiltin(BuiltinArgs &a) {
   auto t = builtinTensor(a, 0);
   if (!t) return Type::error();
   if (isFp8(t->scalar) && t->is(Kind::Scalar)) {
-    fp8Arithmetic(c.span, c.callee, t->scalar, std::string(src_.slice(a.positionalExprs[0]->span)), "");
+    fp8Arithmetic(c.span, c.callee, t->scalar, std::string(src_.slice(a.positionalExprs[0]->span)), "", true);
     return Type::error();
   }
   if (!builtinAdmits(a, a.info.admits, t->scalar, 0)) return Type::error();
@@ -291,7 +297,7 @@ Type Checker::binaryBuiltin(BuiltinArgs &a) {
   if (!sameValueType(*l, *r))
     return mismatch(c.callee, true, c.span, *l, *r, ls, rs);
   if (l->is(Kind::Scalar) && r->is(Kind::Scalar) && isFp8(l->scalar)) {
-    fp8Arithmetic(c.span, c.callee, l->scalar, ls, rs);
+    fp8Arithmetic(c.span, c.callee, l->scalar, ls, rs, true);
     return Type::error();
   }
   if (!builtinAdmits(a, a.info.admits, l->scalar, 0)) return Type::error();

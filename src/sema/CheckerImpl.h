@@ -184,7 +184,7 @@ private:
 
   Type unary(const UnaryExpr &u, const Type *expected);
 
-  void fp8Arithmetic(Span at, std::string_view op, Scalar s, const std::string &lhs, const std::string &rhs);
+  void fp8Arithmetic(Span at, std::string_view op, Scalar s, const std::string &lhs, const std::string &rhs, bool call = false);
 
   Type binary(const BinaryExpr &b, const Type *expected);
 
