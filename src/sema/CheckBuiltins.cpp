@@ -338,7 +338,7 @@ Type Checker::matmulBuiltin(BuiltinArgs &a) {
     return mismatch(c.callee, true, c.span, *l, *r, std::string(src_.slice(a.positionalExprs[0]->span)),
                     std::string(src_.slice(a.positionalExprs[1]->span)));
   if (!builtinAdmits(a, a.info.admits, l->scalar, 0)) return Type::error();
-  Scalar result = accumulator(c, l->scalar, a.acc);
+  std::optional<Scalar> result = accumulator(c, l->scalar, a.acc);
   size_t rank = l->dims.size();
   if ((rank != 2 && rank != 3) || r->dims.size() != rank) {
     diags_.error(code::E0202, c.span, "`matmul` takes [M, K] x [K, N] or [B, M, K] x [B, K, N], not `" +
@@ -362,7 +362,9 @@ Type Checker::matmulBuiltin(BuiltinArgs &a) {
   }
   dims.push_back(l->dims[rank - 2]);
   dims.push_back(r->dims[rank - 1]);
-  return Type::tensor(result, dims);
+  if (!result)
+    return Type::error();
+  return Type::tensor(*result, dims);
 }
 
 Type Checker::reduceBuiltin(BuiltinArgs &a) {
@@ -388,11 +390,13 @@ Type Checker::reduceBuiltin(BuiltinArgs &a) {
   bool accumulates = std::find(a.allowed.begin(), a.allowed.end(), "acc") != a.allowed.end();
   if (!accumulates && a.acc)
     diags_.error(code::E0113, c.span, "`" + c.callee + "` does not accumulate: it takes no `acc:`");
-  Scalar result = a.info.family == F::ReduceIndex ? Scalar::I64
-                  : a.info.family == F::ReduceBool ? Scalar::Bool
-                  : accumulates              ? accumulator(c, t->scalar, a.acc)
-                                             : t->scalar;
-  return Type::tensor(result, dims);
+  std::optional<Scalar> result = a.info.family == F::ReduceIndex ? Scalar::I64
+                                 : a.info.family == F::ReduceBool ? Scalar::Bool
+                                 : accumulates ? accumulator(c, t->scalar, a.acc)
+                                               : std::optional<Scalar>(t->scalar);
+  if (!result)
+    return Type::error();
+  return Type::tensor(*result, dims);
 }
 
 Type Checker::transposeBuiltin(BuiltinArgs &a) {
@@ -615,7 +619,7 @@ Type Checker::builtinArgument(const Expr &e, const Type *hint) {
   return expr(e, hint);
 }
 
-Scalar Checker::accumulator(const CallExpr &c, Scalar input, std::optional<Scalar> acc) {
+std::optional<Scalar> Checker::accumulator(const CallExpr &c, Scalar input, std::optional<Scalar> acc) {
   Scalar fallback = isLowPrecision(input) ? Scalar::F32 : input;
   if (!acc)
     return fallback;
@@ -629,7 +633,7 @@ Scalar Checker::accumulator(const CallExpr &c, Scalar input, std::optional<Scala
     diags_.error(code::E0913, at, "invalid accumulator `" + ac + "` for `" + in + "` input")
         .note("reductions and contractions over low-precision inputs accumulate in f32 or f64")
         .help("use `acc: f32` (the default) or `acc: f64`");
-    return fallback;
+    return std::nullopt; // the call has no type: nothing follows from the invalid accumulator
   }
   // (Source has no accumulating reduction over bool: `any` and `all` take no `acc:`.)
   if (input == Scalar::Bool || !accumulatorAllowed(input, *acc)) {
@@ -640,7 +644,7 @@ Scalar Checker::accumulator(const CallExpr &c, Scalar input, std::optional<Scala
                         : "the accumulator must be at least as wide as the input")
         .help("use `acc: " + in + "` (the default)" +
               (input == Scalar::F32 ? " or `acc: f64`" : ""));
-    return fallback;
+    return std::nullopt;
   }
   return *acc;
 }

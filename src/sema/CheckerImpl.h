@@ -282,7 +282,7 @@ private:
   /// §3.6): f32 by default for low precision, else the input type; an
   /// explicit one must be f32/f64 for low precision, and never narrower or
   /// of another kind.
-  Scalar accumulator(const CallExpr &c, Scalar input, std::optional<Scalar> acc);
+  std::optional<Scalar> accumulator(const CallExpr &c, Scalar input, std::optional<Scalar> acc);
 
   const SourceManager &src_;
   DiagnosticEngine &diags_;
