@@ -65,6 +65,27 @@ uint64_t encodeInteger(int64_t v, DType t) {
   return bits == 64 ? u : u & ((uint64_t{1} << bits) - 1);
 }
 
+/// Binds what sema::bindParameterVariables reads beyond the lone variables
+/// (the dividends of exact quotients), at concrete sizes.
+void readDividends(const sema::FunctionSig &s, const std::vector<std::optional<std::vector<int64_t>>> &shapes,
+                   std::map<std::string, int64_t> &bindings) {
+  std::map<std::string, sema::Dim> known;
+  for (const auto &[name, size] : bindings)
+    known.emplace(name, sema::Dim::constant(size));
+  std::vector<std::pair<size_t, std::vector<sema::Dim>>> args;
+  for (size_t i = 0; i < shapes.size() && i < s.params.size(); ++i)
+    if (shapes[i] && shapes[i]->size() == s.params[i].dims.size()) {
+      std::vector<sema::Dim> dims;
+      for (int64_t d : *shapes[i])
+        dims.push_back(sema::Dim::constant(d));
+      args.push_back({i, std::move(dims)});
+    }
+  sema::bindParameterVariables(s, args, known);
+  for (const auto &[name, dim] : known)
+    if (std::optional<int64_t> size = dim.asConstant())
+      bindings.emplace(name, *size);
+}
+
 /// The variable a parameter dimension is, when it is a lone variable.
 std::optional<std::string> loneVariable(const sema::Dim &p) {
   if (p.terms().size() == 1 && p.constantTerm() == 0 && p.terms()[0].second == 1 &&
@@ -126,6 +147,7 @@ bool bindFromShapes(const sema::CheckedProgram &checked, const std::string &entr
       }
     }
   }
+  readDividends(s, shapes, bindings);
   return true;
 }
 
@@ -815,18 +837,19 @@ private:
         }
         bindings.emplace(name, *size);
       }
-    size_t i = 0;
+    std::vector<std::optional<std::vector<int64_t>>> shapes;
     for (const Arg &a : c.args) {
       if (!a.name.empty())
         continue; // a dimension argument
       ValueId v = value(*a.value);
       args.push_back(v);
-      if (i < s.params.size())
-        for (size_t d = 0; d < s.params[i].dims.size(); ++d)
-          if (std::optional<std::string> var = loneVariable(s.params[i].dims[d]))
-            bindings.emplace(*var, type(v).shape[d]);
-      ++i;
+      shapes.push_back(type(v).shape);
     }
+    for (size_t i = 0; i < shapes.size() && i < s.params.size(); ++i)
+      for (size_t d = 0; d < s.params[i].dims.size(); ++d)
+        if (std::optional<std::string> var = loneVariable(s.params[i].dims[d]))
+          bindings.emplace(*var, (*shapes[i])[d]);
+    readDividends(s, shapes, bindings);
     std::string callee = instantiate(fn, bindings, c.span, false);
     Op op = make(OpKind::Call, args);
     op.callee = callee;

@@ -482,16 +482,13 @@ std::optional<std::map<std::string, Dim>> Checker::bindShapes(const CallExpr &c,
           .note(sig.decl->params[index].nameSpan, "the parameter is declared here");
       return std::nullopt;
     }
-    for (size_t d = 0; d < param.dims.size(); ++d) {
-      const Dim &p = param.dims[d];
-      bool lone = p.terms().size() == 1 && p.constantTerm() == 0 && p.terms()[0].second == 1 &&
-                  p.terms()[0].first.kind == DimAtom::Kind::Var;
-      if (lone)
-        bindings.emplace(p.terms()[0].first.name, arg.dims[d]);
-    }
   }
-  Goal goal;
+  std::vector<std::pair<size_t, std::vector<Dim>>> shapes;
+  for (const auto &[index, arg] : args)
+    shapes.push_back({index, arg.dims});
+  bindParameterVariables(sig, shapes, bindings);
   for (const auto &[index, arg] : args) {
+    Goal goal;
     for (size_t d = 0; d < arg.dims.size(); ++d) {
       const Dim &p = sig.params[index].dims[d];
       for (const std::string &v : p.variables())
@@ -507,9 +504,17 @@ std::optional<std::map<std::string, Dim>> Checker::bindShapes(const CallExpr &c,
         return std::nullopt;
       goal.push_back({{arg.dims[d], Rel::Eq, *expected}});
     }
+    std::vector<Dim> expected;
+    for (const Dim &p : sig.params[index].dims)
+      expected.push_back(*p.substitute(bindings));
+    const syntax::Param &param = sig.decl->params[index];
+    if (!prove(goal, argExprs[index]->span, code::E0209,
+               "argument " + std::to_string(index + 1) + " of `" + c.callee + "` has the shape `" +
+                   typeName(arg) + "`, but the parameter `" + param.name + "` needs `" +
+                   typeName(Type::tensor(arg.scalar, expected)) + "` here",
+               {{param.nameSpan, "`" + param.name + ": " + typeName(sig.params[index]) + "` is declared here"}}))
+      return std::nullopt;
   }
-  if (!prove(goal, c.span, code::E0209, "the arguments of `" + c.callee + "` do not have the shapes it declares"))
-    return std::nullopt;
   // The callee's requires, in the caller's context.
   for (size_t i = 0; i < sig.refinements.size(); ++i) {
     const Comparison &r = sig.refinements[i];

@@ -27,12 +27,18 @@ std::optional<Dim> Checker::toDim(const syntax::Dim &d, bool inRequires) {
     if (!l || !r)
       return std::nullopt;
     std::optional<int64_t> q = r->asConstant();
+    if (!q && d.kind == K::Div)
+      return quotient(*l, *r, d.span);
     if (!q && inRequires) { // `D % H` in a requires clause
-      out = d.kind == K::Div ? Dim::divBy(*l, *r) : Dim::modBy(*l, *r);
+      out = Dim::modBy(*l, *r);
       break;
     }
-    if (!q || *q < 1) {
-      diags_.error(code::E0212, d.rhs->span, "a dimension can only be divided by a positive constant");
+    if (!q) {
+      diags_.error(code::E0212, d.rhs->span, "`%` by a shape variable is only allowed in `requires`");
+      return std::nullopt;
+    }
+    if (*q < 1) {
+      diags_.error(code::E0212, d.rhs->span, "a dimension can only be divided by a positive constant or a dimension");
       return std::nullopt;
     }
     out = d.kind == K::Div ? Dim::div(*l, *q) : Dim::mod(*l, *q);
@@ -42,12 +48,59 @@ std::optional<Dim> Checker::toDim(const syntax::Dim &d, bool inRequires) {
   return checkedDim(out, d.span);
 }
 
+std::optional<Dim> Checker::quotient(const Dim &a, const Dim &q, Span at) {
+  std::optional<Dim> out = checkedDim(Dim::divBy(a, q), at);
+  if (!out)
+    return std::nullopt;
+  QuotientObligation o{a, q, at, quotientFacts_};
+  if (quotientSink_) {
+    quotientSink_->push_back(std::move(o));
+    return out;
+  }
+  return proveQuotient(o) ? out : std::nullopt;
+}
+
+bool Checker::proveQuotient(const QuotientObligation &o) {
+  std::optional<Dim> remainder = Dim::modBy(o.dividend, o.divisor);
+  if (!remainder)
+    return false;
+  auto wrap = [](const Dim &d) { return d.terms().size() + (d.constantTerm() != 0) > 1 ? "(" + d.str() + ")" : d.str(); };
+  std::string division = wrap(o.dividend) + " / " + wrap(o.divisor);
+  std::string fact = wrap(o.dividend) + " % " + wrap(o.divisor) + " == 0";
+  // One missing fact, one error: the same quotient written again is not reported again.
+  if (!failedQuotients_.insert(division).second)
+    return false;
+  Goal goal{{{*remainder, Rel::Eq, Dim::constant(0)}}};
+  // A product of shape variables is >= 1 unless a variable may be 0.
+  std::set<std::string> vars = o.divisor.variables();
+  bool positive = o.divisor.terms().size() == 1 && o.divisor.constantTerm() == 0 && o.divisor.terms()[0].second > 0 &&
+                  o.divisor.terms()[0].first.kind != DimAtom::Kind::Div &&
+                  std::none_of(vars.begin(), vars.end(), [&](const std::string &v) {
+                    return shapes_.noDefaultLowerBound.count(v) > 0;
+                  });
+  if (!positive)
+    goal.insert(goal.begin(), {{o.divisor, Rel::Ge, Dim::constant(1)}});
+  // A requires predicate's quotient may use the predicates before it only.
+  std::vector<Comparison> facts = shapes_.facts;
+  if (o.factsBefore < shapes_.facts.size())
+    shapes_.facts.resize(o.factsBefore);
+  bool ok = prove(goal, o.at, code::E0214, "`" + division + "` may not divide exactly", {},
+                  "a dimension divided by a dimension must be a whole number at every size: " +
+                      std::string(facts.empty() ? "add `requires " + fact + "`"
+                                                : "add `" + fact + "` to the `requires` clause") +
+                      (o.factsBefore != SIZE_MAX ? ", before this predicate" : ""));
+  shapes_.facts = std::move(facts);
+  if (ok)
+    failedQuotients_.erase(division);
+  return ok;
+}
+
 std::optional<Dim> Checker::checkedDim(std::optional<Dim> d, Span at) {
   if (!d)
     diags_.error(code::E0212, at, "`" + std::string(src_.slice(at)) + "` is not a dimension")
-        .note("dimensions are constants, shape variables, `+`, `-`, `*`, and `/` or `%` by a constant "
-              "(by a variable only in `requires`); a coefficient must fit in 64 bits, and a product of "
-              "sums may expand to at most 1024 terms");
+        .note("dimensions are constants, shape variables, `+`, `-`, `*`, `/` and `%` by a constant, and `/` "
+              "by a dimension that divides exactly (`%` by a variable only in `requires`); a coefficient must "
+              "fit in 64 bits, and a product of sums may expand to at most 1024 terms");
   return d;
 }
 
@@ -82,8 +135,14 @@ std::optional<Dim> Checker::exprToDim(const Expr &e) {
       out = Dim::mul(*l, *r);
     else if (b->op == Tok::Slash || b->op == Tok::Percent) {
       std::optional<int64_t> q = r->asConstant();
-      if (!q || *q < 1) {
-        diags_.error(code::E0212, b->rhs->span, "a dimension can only be divided by a positive constant");
+      if (!q && b->op == Tok::Slash)
+        return quotient(*l, *r, e.span);
+      if (!q) {
+        diags_.error(code::E0212, b->rhs->span, "`%` by a shape variable is only allowed in `requires`");
+        return std::nullopt;
+      }
+      if (*q < 1) {
+        diags_.error(code::E0212, b->rhs->span, "a dimension can only be divided by a positive constant or a dimension");
         return std::nullopt;
       }
       out = b->op == Tok::Slash ? Dim::div(*l, *q) : Dim::mod(*l, *q);
@@ -120,7 +179,7 @@ std::string Checker::counterexampleText(const ProofResult &r, const std::vector<
 }
 
 bool Checker::prove(const Goal &goal, Span at, const char *errorCode, const std::string &message,
-                    const std::vector<DiagNote> &extraNotes) {
+                    const std::vector<DiagNote> &extraNotes, const std::string &help) {
   if (goal.empty())
     return true;
   ProofResult r = solver_.prove(shapes_, goal);
@@ -175,6 +234,8 @@ bool Checker::prove(const Goal &goal, Span at, const char *errorCode, const std:
       d.note(it->second, "`" + v + "` is introduced here");
   for (const DiagNote &n : extraNotes)
     d.note(n.span, n.message);
+  if (!help.empty() && r.status == ProofResult::Status::Refuted)
+    d.help(help);
   return false;
 }
 

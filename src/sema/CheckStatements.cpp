@@ -51,6 +51,9 @@ void Checker::checkFunction(const FunctionDecl &fn, const FunctionSig &sig) {
       diags_.error(code::E0101, p.nameSpan, "parameter `" + p.name + "` is declared twice");
     declare(p.name, sig.params[i], false, p.nameSpan);
   }
+  failedQuotients_.clear();
+  for (const QuotientObligation &q : sig.quotients)
+    proveQuotient(q);
   returnType_ = sig.result;
   effects_ = sig.effects;
   allEffects_ = false;

@@ -113,6 +113,7 @@ void Checker::collectSignatures(const Program &program) {
       }
       sig.dimParams.push_back(d.name);
     }
+    quotientSink_ = &sig.quotients;
     for (const Param &p : fn.params)
       sig.params.push_back(resolveType(p.type, false));
     sig.result = fn.returnType ? resolveType(*fn.returnType, true) : Type::voidType();
@@ -124,6 +125,7 @@ void Checker::collectSignatures(const Program &program) {
             .note("the effects are clock, gpu, io, model, net and rand");
     }
     readRefinements(fn, sig);
+    quotientSink_ = nullptr;
     bool tensors = sig.result.is(Kind::Tensor) ||
                    std::any_of(sig.params.begin(), sig.params.end(), [](const Type &t) { return t.is(Kind::Tensor); });
     if (!fn.dimParams.empty() && !tensors)
@@ -162,8 +164,10 @@ void Checker::readRefinements(const FunctionDecl &fn, FunctionSig &sig) {
                   "parameters (`fn " + fn.name + "<" + name + ">(...)`)");
         ok = false;
       }
+    quotientFacts_ = sig.refinements.size();
     std::optional<Dim> l = ok ? toDim(*pr.lhs, /*inRequires=*/true) : std::nullopt;
     std::optional<Dim> r = ok && l ? toDim(*pr.rhs, /*inRequires=*/true) : std::nullopt;
+    quotientFacts_ = SIZE_MAX;
     if (!l || !r)
       continue;
     Rel rel = pr.op == Tok::EqEq ? Rel::Eq : pr.op == Tok::NotEq ? Rel::Ne : pr.op == Tok::Less ? Rel::Lt
@@ -225,6 +229,36 @@ std::optional<Scalar> Checker::resolveScalarName(const std::string &name, Span a
 }
 
 } // namespace detail
+
+void bindParameterVariables(const FunctionSig &sig, const std::vector<std::pair<size_t, std::vector<Dim>>> &args,
+                            std::map<std::string, Dim> &bindings) {
+  auto lone = [](const Dim &d) -> const DimAtom * {
+    return d.terms().size() == 1 && d.constantTerm() == 0 && d.terms()[0].second == 1 ? &d.terms()[0].first
+                                                                                        : nullptr;
+  };
+  for (const auto &[index, shape] : args)
+    for (size_t d = 0; d < shape.size() && d < sig.params[index].dims.size(); ++d)
+      if (const DimAtom *a = lone(sig.params[index].dims[d]); a && a->kind == DimAtom::Kind::Var)
+        bindings.emplace(a->name, shape[d]);
+  for (bool more = true; more;) {
+    more = false;
+    for (const auto &[index, shape] : args)
+      for (size_t d = 0; d < shape.size() && d < sig.params[index].dims.size(); ++d) {
+        const DimAtom *q = lone(sig.params[index].dims[d]);
+        const DimAtom *dividend = q && q->kind == DimAtom::Kind::Div && q->symbolicDivisor ? lone(*q->operand) : nullptr;
+        if (!dividend || dividend->kind != DimAtom::Kind::Var || bindings.count(dividend->name))
+          continue;
+        std::set<std::string> free = q->symbolicDivisor->variables();
+        if (!std::all_of(free.begin(), free.end(), [&](const std::string &v) { return bindings.count(v) > 0; }))
+          continue;
+        std::optional<Dim> divisor = q->symbolicDivisor->substitute(bindings);
+        if (std::optional<Dim> value = divisor ? Dim::mul(*divisor, shape[d]) : std::nullopt) {
+          bindings.emplace(dividend->name, *value);
+          more = true;
+        }
+      }
+  }
+}
 
 CheckedProgram check(const SourceManager &sources, const syntax::Program &program, DiagnosticEngine &diags,
                      ShapeSolver &solver) {

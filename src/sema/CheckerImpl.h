@@ -85,10 +85,16 @@ private:
   //===-- Shapes -----------------------------------------------------------===//
 
   /// A written dimension in normal form. Products of shape variables are
-  /// dimensions anywhere (../shared/spec/README.md §2.1); division and
-  /// remainder by a variable (`D % H`) only in a `requires` clause
-  /// (`inRequires`).
+  /// dimensions anywhere (../shared/spec/README.md §2.1), and so are exact
+  /// quotients (`C / H`, see quotient()); remainder by a variable (`D % H`)
+  /// only in a `requires` clause (`inRequires`).
   std::optional<Dim> toDim(const syntax::Dim &d, bool inRequires);
+
+  /// `a / q` for a q that is not a constant: the exact quotient, with its
+  /// divisibility proved now in the function's context, or recorded in
+  /// quotientSink_ while a signature is read.
+  std::optional<Dim> quotient(const Dim &a, const Dim &q, Span at);
+  bool proveQuotient(const QuotientObligation &o);
 
   std::optional<Dim> checkedDim(std::optional<Dim> d, Span at);
 
@@ -97,7 +103,7 @@ private:
   /// parentheses.
   std::optional<Dim> exprToDim(const Expr &e);
 
-  /// A compile-time integer argument (`axis: 1`, `axis: -1` is not allowed).
+  /// A compile-time integer argument (`axis: 1`, `axis: -1`).
   std::optional<int64_t> constantInt(const Expr &e);
 
   std::optional<size_t> axisArgument(const CallExpr &c, size_t rank, bool required = true);
@@ -114,7 +120,7 @@ private:
   /// `at` with the counterexample, and notes where the clashing shape
   /// variables were introduced; a timeout or unknown is E0211.
   bool prove(const Goal &goal, Span at, const char *errorCode, const std::string &message,
-             const std::vector<DiagNote> &extraNotes = {});
+             const std::vector<DiagNote> &extraNotes = {}, const std::string &help = "");
 
   /// Each dimension of `a` equal to that of `b`, with the same rank.
   bool sameShape(const Type &a, const Type &b, Span at, const char *errorCode, const std::string &what);
@@ -289,6 +295,11 @@ private:
   ShapeSolver &solver_;
   CheckedProgram out_;
   ShapeContext shapes_;                 ///< the current function's shape facts
+  /// Where quotient() records obligations while a signature is read (null
+  /// in a body), and the factsBefore they get.
+  std::vector<QuotientObligation> *quotientSink_ = nullptr;
+  size_t quotientFacts_ = SIZE_MAX;
+  std::set<std::string> failedQuotients_; ///< in the current function, reported once
   std::map<std::string, Span> shapeVars_; ///< shape variable -> where introduced
   std::unordered_map<const Expr *, bool> literalTrees_; ///< isLiteralTree's memo
   std::vector<std::unordered_map<std::string, Var>> scopes_;

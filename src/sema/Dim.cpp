@@ -4,8 +4,12 @@
 //   k*x + m*x -> (k+m)*x              (x + 3) - x -> 3
 //   c * (e) -> distributed             (8*D + 16) / 8 -> D + 2
 //   (8*D + 3) % 8 -> 3                 constant / q, constant % q -> folded
-// Division and remainder are floor-based: (e) / q = floor(e / q) and
-// (e) % q = e - q * floor(e / q), for q >= 1.
+// Division and remainder by a constant are floor-based: (e) / q =
+// floor(e / q) and (e) % q = e - q * floor(e / q), for q >= 1. Division by
+// a dimension is an exact quotient (the checker proves e % q == 0 wherever
+// one is written), so it simplifies as polynomials divide:
+//   (H*Dh) / H -> Dh                  H * (C / H) -> C
+//   (H*Dh) % H -> 0                   KV * (C / H) stays a product
 //
 //===----------------------------------------------------------------------===//
 #include "keel/sema/Dim.h"
@@ -80,11 +84,82 @@ DimAtom symbolicDivModAtom(DimAtom::Kind kind, const Dim &operand, const Dim &q)
   a.key = wrap(operand) + (kind == DimAtom::Kind::Div ? " / " : " % ") + wrap(q);
   return a;
 }
+
+/// `whole` less the factors of `part` (both sorted by key), or nullopt
+/// when `part` is not a sub-multiset of `whole`.
+std::optional<std::vector<DimAtom>> withoutFactors(const std::vector<DimAtom> &whole, const std::vector<DimAtom> &part) {
+  std::vector<DimAtom> rest;
+  size_t j = 0;
+  for (const DimAtom &f : whole) {
+    if (j < part.size() && f.key == part[j].key)
+      ++j;
+    else
+      rest.push_back(f);
+  }
+  if (j != part.size())
+    return std::nullopt;
+  return rest;
+}
+
+/// A monomial m = c * a (c >= 1, no constant term), or nullopt.
+std::optional<std::pair<DimAtom, int64_t>> monomial(const Dim &m) {
+  if (m.terms().size() != 1 || m.constantTerm() != 0 || m.terms()[0].second < 1)
+    return std::nullopt;
+  return m.terms()[0];
+}
+
 } // namespace
+
+std::optional<Dim> Dim::productTerm(std::vector<DimAtom> factors, int64_t k) {
+  std::sort(factors.begin(), factors.end(), [](const DimAtom &x, const DimAtom &y) { return x.key < y.key; });
+  // An exact quotient times its divisor cancels: H * (C / H) is C.
+  for (size_t i = 0; i < factors.size(); ++i) {
+    const DimAtom &f = factors[i];
+    if (f.kind != DimAtom::Kind::Div || !f.symbolicDivisor)
+      continue;
+    std::optional<std::pair<DimAtom, int64_t>> m = monomial(*f.symbolicDivisor);
+    if (!m || k % m->second != 0)
+      continue;
+    std::vector<DimAtom> others = factors;
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+    std::optional<std::vector<DimAtom>> rest = withoutFactors(others, factorsOf(m->first));
+    if (!rest)
+      continue;
+    std::optional<Dim> out = mul(*f.operand, constant(k / m->second));
+    if (!rest->empty() && out) {
+      std::optional<Dim> r = productTerm(std::move(*rest), 1);
+      out = r ? mul(*out, *r) : std::nullopt;
+    }
+    return out;
+  }
+  Dim out;
+  if (k == 0)
+    return out;
+  out.terms_.push_back({factors.size() == 1 ? factors[0] : productAtom(std::move(factors)), k});
+  return out;
+}
+
+std::optional<Dim> Dim::exactQuotient(const Dim &a, const Dim &q) {
+  std::optional<std::pair<DimAtom, int64_t>> m = monomial(q);
+  if (!m || a.constant_ != 0)
+    return std::nullopt;
+  std::vector<DimAtom> divisor = factorsOf(m->first);
+  std::optional<Dim> out = constant(0);
+  for (const auto &[atom, k] : a.terms_) {
+    std::optional<std::vector<DimAtom>> rest = withoutFactors(factorsOf(atom), divisor);
+    if (!rest || k % m->second != 0)
+      return std::nullopt;
+    std::optional<Dim> term = rest->empty() ? constant(k / m->second) : productTerm(std::move(*rest), k / m->second);
+    out = term && out ? add(*out, *term) : std::nullopt;
+  }
+  return out;
+}
 
 std::optional<Dim> Dim::divBy(const Dim &a, const Dim &q) {
   if (auto c = q.asConstant())
     return div(a, *c);
+  if (std::optional<Dim> exact = exactQuotient(a, q))
+    return exact;
   Dim out;
   out.terms_.push_back({symbolicDivModAtom(DimAtom::Kind::Div, a, q), 1});
   return out;
@@ -93,6 +168,8 @@ std::optional<Dim> Dim::divBy(const Dim &a, const Dim &q) {
 std::optional<Dim> Dim::modBy(const Dim &a, const Dim &q) {
   if (auto c = q.asConstant())
     return mod(a, *c);
+  if (exactQuotient(a, q))
+    return constant(0);
   Dim out;
   out.terms_.push_back({symbolicDivModAtom(DimAtom::Kind::Mod, a, q), 1});
   return out;
@@ -221,9 +298,8 @@ std::optional<Dim> Dim::mul(const Dim &a, const Dim &b) {
         return std::nullopt;
       std::vector<DimAtom> factors = factorsOf(atomA), fb = factorsOf(atom);
       factors.insert(factors.end(), fb.begin(), fb.end());
-      Dim term;
-      term.terms_.push_back({productAtom(std::move(factors)), kk});
-      if (!(out = add(*out, term)))
+      std::optional<Dim> term = productTerm(std::move(factors), kk);
+      if (!term || !(out = add(*out, *term)))
         return std::nullopt;
     }
   }

@@ -44,6 +44,32 @@ TEST(DimTest, NormalFormMakesEqualDimensionsEqual) {
   EXPECT_EQ(*add(mul(c(2), v("S")), c(1)).evaluate({{"S", 5}}), 11);
 }
 
+TEST(DimTest, ExactQuotientsDivideAsPolynomials) {
+  Dim ch = *Dim::divBy(v("C"), v("H"));
+  EXPECT_EQ(ch.str(), "C / H");
+  // H * (C / H) is C, whichever side the quotient is on, with coefficients.
+  EXPECT_EQ(mul(v("H"), ch).str(), "C");
+  EXPECT_EQ(mul(ch, mul(c(3), v("H"))).str(), "3*C");
+  // KV * (C / H) stays a product; B*H*(C / H) is B*C.
+  EXPECT_EQ(mul(v("KV"), ch).str(), "(C / H)*KV");
+  EXPECT_EQ(mul(mul(v("B"), v("H")), ch).str(), "B*C");
+  // A quotient of a sum: H * ((C + H) / H) is C + H.
+  EXPECT_EQ(mul(v("H"), *Dim::divBy(add(v("C"), v("H")), v("H"))).str(), "C + H");
+  // The monomial divides each term: (2*H*Dh + H) / H is 2*Dh + 1, its remainder 0.
+  Dim wide = add(mul(c(2), mul(v("H"), v("Dh"))), v("H"));
+  EXPECT_EQ(Dim::divBy(wide, v("H"))->str(), "2*Dh + 1");
+  EXPECT_EQ(Dim::modBy(wide, v("H"))->str(), "0");
+  // (H*Dh + 1) / H does not divide as polynomials: an atom.
+  EXPECT_EQ(Dim::divBy(add(mul(v("H"), v("Dh")), c(1)), v("H"))->str(), "(Dh*H + 1) / H");
+  // A coefficient the divisor's does not divide is kept: (3*C) / (2*H).
+  EXPECT_EQ(mul(v("H"), *Dim::divBy(v("C"), mul(c(2), v("H")))).str(), "(C / (2*H))*H");
+  EXPECT_EQ(mul(mul(c(2), v("H")), *Dim::divBy(v("C"), mul(c(2), v("H")))).str(), "C");
+  // By a constant it is floor division, as before.
+  EXPECT_EQ(Dim::divBy(v("C"), c(4))->str(), "C / 4");
+  // Bound sizes: 24 / 4 = 6.
+  EXPECT_EQ(*mul(v("KV"), ch).evaluate({{"KV", 2}, {"C", 24}, {"H", 4}}), 12);
+}
+
 TEST(DimTest, SolverProvesRefutesAndReportsCounterexamples) {
   ShapeSolver solver;
   ShapeContext none;

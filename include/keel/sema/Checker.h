@@ -28,6 +28,16 @@
 
 namespace keel::sema {
 
+/// `C / H` written where a dimension is: an exact quotient, so the checker
+/// proves C % H == 0 (and H >= 1) in the context where it is written.
+struct QuotientObligation {
+  Dim dividend, divisor;
+  Span at;
+  /// How many of the `requires` predicates the proof may use: those before
+  /// the one that writes it, or all of them (SIZE_MAX) for a type.
+  size_t factsBefore = SIZE_MAX;
+};
+
 struct FunctionSig {
   const syntax::FunctionDecl *decl = nullptr;
   /// Dimension parameters (`fn f<H, Dh>`): shape variables each call
@@ -41,6 +51,8 @@ struct FunctionSig {
   std::vector<Span> refinementSpans;
   /// Shape variables without the default lower bound 1.
   std::set<std::string> noDefaultLowerBound;
+  /// The quotients by a dimension in the signature, proved by the body's check.
+  std::vector<QuotientObligation> quotients;
 };
 
 struct CheckedProgram {
@@ -60,6 +72,15 @@ struct CheckedProgram {
   /// variables, by the callee's dimension parameter.
   std::unordered_map<const syntax::CallExpr *, std::map<std::string, Dim>> dimArguments;
 };
+
+/// Binds the shape variables of `sig` that its parameters' shapes fix, from
+/// the shapes of the arguments given (parameter index, shape; ranks equal):
+/// a lone variable (`T`) is the argument's dimension; a variable seen only
+/// as an exact quotient's dividend (`C` of `C / H`) is that dimension times
+/// the divisor, once the divisor's variables are bound. Existing bindings
+/// are kept. The one rule for the checker's calls and for instantiation.
+void bindParameterVariables(const FunctionSig &sig, const std::vector<std::pair<size_t, std::vector<Dim>>> &args,
+                            std::map<std::string, Dim> &bindings);
 
 CheckedProgram check(const SourceManager &sources, const syntax::Program &program,
                      DiagnosticEngine &diags);

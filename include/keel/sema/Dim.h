@@ -5,6 +5,9 @@
 //   - a shape variable (`D`),
 //   - `(e) / q` or `(e) % q` for a dimension e and a constant q >= 1 that
 //     did not simplify (floor division, as SMT-LIB's `div`/`mod` for q > 0),
+//   - `(e) / (m)` for a dimension m that is not a constant: an exact
+//     quotient, which the checker writes only where it has proved
+//     e % m == 0 (so `H * (C / H)` is `C`); `(e) % (m)` likewise,
 //   - a product of two or more of the atoms above (`B*H`, `N*(D / 8)`):
 //     products distribute, so a dimension is a polynomial in the atoms.
 // Two dimensions that are equal by this normal form compare equal without a
@@ -32,7 +35,7 @@ struct DimAtom {
   std::string name;                    ///< Var
   std::shared_ptr<const Dim> operand;  ///< Div, Mod
   int64_t divisor = 0;                 ///< Div, Mod by a constant
-  std::shared_ptr<const Dim> symbolicDivisor; ///< Div, Mod by a dimension (requires only)
+  std::shared_ptr<const Dim> symbolicDivisor; ///< Div (exact), Mod by a dimension
   std::vector<DimAtom> factors;        ///< Product: Var, Div or Mod atoms, sorted by key
   std::string key;                     ///< canonical text; orders and identifies atoms
 };
@@ -54,8 +57,11 @@ public:
   static std::optional<Dim> mul(const Dim &a, const Dim &b);
   static std::optional<Dim> div(const Dim &a, int64_t q);
   static std::optional<Dim> mod(const Dim &a, int64_t q);
-  /// Division and remainder by a dimension: by its value when constant,
-  /// else a non-linear atom (`D % H`), allowed where products are.
+  /// Division and remainder by a dimension: by its value when constant
+  /// (floor), else the exact quotient: the polynomial quotient when q is a
+  /// monomial that divides every term of a (`(H*Dh) / H` is `Dh`), else a
+  /// non-linear atom (`C / H`). Only for an a that q is known to divide:
+  /// a product with the divisor cancels (`H * (C / H)` is `C`).
   static std::optional<Dim> divBy(const Dim &a, const Dim &q);
   static std::optional<Dim> modBy(const Dim &a, const Dim &q);
 
@@ -77,6 +83,10 @@ public:
   bool operator==(const Dim &o) const { return str() == o.str(); }
 
 private:
+  /// k times the product of the factors, exact quotients cancelled.
+  static std::optional<Dim> productTerm(std::vector<DimAtom> factors, int64_t k);
+  /// a / q as polynomials when the monomial q divides every term, else nullopt.
+  static std::optional<Dim> exactQuotient(const Dim &a, const Dim &q);
   int64_t constant_ = 0;
   std::vector<std::pair<DimAtom, int64_t>> terms_; ///< sorted by atom key
 };

@@ -56,6 +56,7 @@ namespace keel {
   X(E0211, "a shape fact the solver could not prove (unknown or timeout)")      \
   X(E0212, "a dimension outside the allowed arithmetic, or a name that is not a shape variable") \
   X(E0213, "a tensor operation on an element type it does not take")            \
+  X(E0214, "a dimension divided by a dimension that may not divide it")          \
   /* Tensor IR text (keel opt). */                                               \
   X(E0300, "malformed tensor IR text")                                           \
   X(E0301, "tensor IR that breaks a verifier rule")                              \
