@@ -623,14 +623,23 @@ private:
     }
     return 0;
   }
-  std::vector<int64_t> axesOf(const CallExpr &c) const {
+  /// An axis as the checker counted it (a negative one from the end).
+  int64_t axisOf(const Expr &e) {
+    auto found = checked_.axes.find(&e);
+    if (found == checked_.axes.end()) {
+      diags_.internalError(e.span, "the checker recorded no axis here");
+      throw Fail{};
+    }
+    return static_cast<int64_t>(found->second);
+  }
+  std::vector<int64_t> axesOf(const CallExpr &c) {
     std::vector<int64_t> axes;
     if (const Expr *a = named(c, "axis")) {
       if (auto *list = a->as<ArrayExpr>())
         for (const ExprPtr &x : list->elements)
-          axes.push_back(intOf(*x));
+          axes.push_back(axisOf(*x));
       else
-        axes.push_back(intOf(*a));
+        axes.push_back(axisOf(*a));
     }
     std::sort(axes.begin(), axes.end());
     return axes;
@@ -688,7 +697,7 @@ private:
     case F::Transpose: {
       Op op = make(OpKind::Transpose, {value(*args[0])});
       for (const ExprPtr &x : args[1]->as<ArrayExpr>()->elements)
-        op.dims.push_back(intOf(*x));
+        op.dims.push_back(axisOf(*x));
       return emit(std::move(op), result, c.span);
     }
     case F::Reshape: {
@@ -705,7 +714,7 @@ private:
     case F::Slice: {
       ValueId v = value(*args[0]);
       Op op = make(OpKind::Slice, {v});
-      size_t axis = static_cast<size_t>(intOf(*named(c, "axis")));
+      size_t axis = static_cast<size_t>(axisOf(*named(c, "axis")));
       for (size_t d = 0; d < type(v).rank(); ++d) {
         op.dims.push_back(d == axis ? dimValue(*named(c, "start")) : 0);
         op.limits.push_back(d == axis ? dimValue(*named(c, "stop")) : type(v).shape[d]);
@@ -716,14 +725,14 @@ private:
       Op op = make(OpKind::Concatenate);
       for (const Expr *a : args)
         op.operands.push_back(value(*a));
-      op.axis = intOf(*named(c, "axis"));
+      op.axis = axisOf(*named(c, "axis"));
       return emit(std::move(op), result, c.span);
     }
     case F::Full: return broadcastTo(value(*args[1]), result.shape, c.span); // the checker typed the value
     case F::Zeros: return constant({0}, result, c.span);
     case F::Iota: {
       Op op = make(OpKind::Iota);
-      op.axis = intOf(*named(c, "axis"));
+      op.axis = axisOf(*named(c, "axis"));
       return emit(std::move(op), result, c.span);
     }
     case F::TensorLit: {

@@ -7,21 +7,28 @@
 
 namespace keel::sema::detail {
 
-std::optional<size_t> Checker::axisArgument(const CallExpr &c, size_t rank, bool required) {
-  for (const Arg &a : c.args) {
-    if (a.name != "axis")
-      continue;
-    std::optional<int64_t> v = constantInt(*a.value);
-    if (!v)
-      return std::nullopt;
-    if (*v < 0 || static_cast<size_t>(*v) >= rank) {
-      diags_.error(code::E0203, a.value->span, "axis " + std::to_string(*v) + " is out of range for a tensor of rank " +
-                                                   std::to_string(rank))
-          .note("axes count from 0");
-      return std::nullopt;
-    }
-    return static_cast<size_t>(*v);
+std::optional<size_t> Checker::axisValue(const Expr &e, size_t rank, const char *errorCode) {
+  std::optional<int64_t> v = constantInt(e);
+  if (!v)
+    return std::nullopt;
+  int64_t r = static_cast<int64_t>(rank);
+  if (*v < -r || *v >= r) {
+    diags_.error(errorCode, e.span, "axis " + std::to_string(*v) + " is out of range for a tensor of rank " +
+                                        std::to_string(rank))
+        .note(rank == 0 ? std::string("a tensor of rank 0 has no axes")
+                        : "its axes are 0 to " + std::to_string(r - 1) + ", or -" + std::to_string(r) +
+                              " to -1 counted from the end");
+    return std::nullopt;
   }
+  size_t axis = static_cast<size_t>(*v < 0 ? *v + r : *v);
+  out_.axes[&e] = axis;
+  return axis;
+}
+
+std::optional<size_t> Checker::axisArgument(const CallExpr &c, size_t rank, bool required) {
+  for (const Arg &a : c.args)
+    if (a.name == "axis")
+      return axisValue(*a.value, rank);
   if (required)
     diags_.error(code::E0203, c.span, "`" + c.callee + "` needs `axis:`");
   return std::nullopt;
@@ -44,16 +51,17 @@ std::optional<std::vector<size_t>> Checker::reductionAxes(const CallExpr &c, siz
   }
   std::vector<size_t> axes;
   for (const ExprPtr &e : list->elements) {
-    std::optional<int64_t> v = constantInt(*e);
+    std::optional<size_t> v = axisValue(*e, rank);
     if (!v)
       return std::nullopt;
-    if (*v < 0 || static_cast<size_t>(*v) >= rank ||
-        std::find(axes.begin(), axes.end(), static_cast<size_t>(*v)) != axes.end()) {
-      diags_.error(code::E0203, e->span, "axis " + std::to_string(*v) + " is out of range for a tensor of rank " +
-                                             std::to_string(rank) + ", or given twice");
+    if (auto twice = std::find(axes.begin(), axes.end(), *v); twice != axes.end()) {
+      const Expr &first = *list->elements[static_cast<size_t>(twice - axes.begin())];
+      std::string written(src_.slice(first.span)), axis = std::to_string(*v);
+      diags_.error(code::E0203, e->span, "axis " + axis + " is given twice")
+          .note(first.span, written == axis ? "first given here" : "`" + written + "` is axis " + axis + " too");
       return std::nullopt;
     }
-    axes.push_back(static_cast<size_t>(*v));
+    axes.push_back(*v);
   }
   return axes;
 }
@@ -408,11 +416,13 @@ Type Checker::transposeBuiltin(BuiltinArgs &a) {
   bool ok = perm != nullptr;
   if (perm)
     for (const ExprPtr &e : perm->elements) {
-      std::optional<int64_t> v = constantInt(*e);
+      std::optional<size_t> v = axisValue(*e, t->dims.size(), code::E0204);
       ok &= v.has_value();
-      axes.push_back(v.value_or(-1));
+      axes.push_back(v ? static_cast<int64_t>(*v) : -1);
     }
-  if (!ok || !isPermutation(axes, t->dims.size())) {
+  if (!ok)
+    return Type::error();
+  if (!isPermutation(axes, t->dims.size())) {
     diags_.error(code::E0204, a.positionalExprs[1]->span, "`" + std::string(src_.slice(a.positionalExprs[1]->span)) +
                                                             "` is not a permutation of the " +
                                                             std::to_string(t->dims.size()) + " axes of `" +

@@ -155,11 +155,17 @@ std::optional<Dim> Checker::exprToDim(const Expr &e) {
 
 std::optional<int64_t> Checker::constantInt(const Expr &e) {
   record(e, Type::scalarType(Scalar::I64));
-  if (auto *i = e.as<IntExpr>()) {
+  const Expr *literal = &e;
+  auto *minus = e.as<UnaryExpr>();
+  if (minus && minus->op == Tok::Minus) {
+    literal = minus->operand.get();
+    record(*literal, Type::scalarType(Scalar::I64));
+  }
+  if (auto *i = literal->as<IntExpr>()) {
     int64_t v = 0;
     auto [p, ec] = std::from_chars(i->text.data(), i->text.data() + i->text.size(), v);
     if (ec == std::errc() && p == i->text.data() + i->text.size())
-      return v;
+      return minus ? -v : v;
   }
   diags_.error(code::E0203, e.span, "`" + std::string(src_.slice(e.span)) + "` must be a constant axis number");
   return std::nullopt;

@@ -106,6 +106,11 @@ private:
   /// A compile-time integer argument (`axis: 1`, `axis: -1`).
   std::optional<int64_t> constantInt(const Expr &e);
 
+  /// An axis of a tensor of rank `rank`, written `k` or `-k` (from the
+  /// end: -1 is the last); recorded in CheckedProgram::axes. Out of range
+  /// is E0203 (E0204 for a permutation's element, `code`).
+  std::optional<size_t> axisValue(const Expr &e, size_t rank, const char *code = code::E0203);
+
   std::optional<size_t> axisArgument(const CallExpr &c, size_t rank, bool required = true);
 
   /// `axis: 1` or, for the accumulating reductions, `axis: [0, 2]`

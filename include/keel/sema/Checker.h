@@ -71,6 +71,10 @@ struct CheckedProgram {
   /// Each call's dimension arguments (`H: C / 64`), in the caller's shape
   /// variables, by the callee's dimension parameter.
   std::unordered_map<const syntax::CallExpr *, std::map<std::string, Dim>> dimArguments;
+  /// Each axis written in a built-in call (`axis: -1`, an element of
+  /// `axis: [0, -1]` or of transpose's permutation), counted from 0: a
+  /// negative axis counts from the end, as NumPy's do.
+  std::unordered_map<const syntax::Expr *, size_t> axes;
 };
 
 /// Binds the shape variables of `sig` that its parameters' shapes fix, from
