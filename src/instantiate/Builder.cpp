@@ -436,6 +436,60 @@ private:
     return emit(std::move(op), TensorType::make(t.dtype, shape), at);
   }
 
+  /// NumPy's matmul as the IR's one contraction: a 1-D operand reshaped
+  /// to a row [1, K] or a column [K, 1]; the batch dimensions broadcast to
+  /// the result's and, past one, collapsed into one; a dot_general of
+  /// [B, M, K] x [B, K, N] (or [M, K] x [K, N]); the result reshaped to the
+  /// checker's shape.
+  ValueId matmul(ValueId l, ValueId r, const TensorType &result, Span at) {
+    auto reshaped = [&](ValueId v, std::vector<int64_t> shape) {
+      if (type(v).shape == shape)
+        return v;
+      return emit(make(OpKind::Reshape, {v}), TensorType::make(type(v).dtype, std::move(shape)), at);
+    };
+    std::vector<int64_t> ls = type(l).shape, rs = type(r).shape;
+    if (ls.size() == 1)
+      l = reshaped(l, {1, ls[0]});
+    if (rs.size() == 1)
+      r = reshaped(r, {rs[0], 1});
+    ls = type(l).shape;
+    rs = type(r).shape;
+    int64_t m = ls[ls.size() - 2], k = ls.back(), n = rs.back();
+    size_t lb = ls.size() - 2, rb = rs.size() - 2, nb = std::max(lb, rb);
+    std::vector<int64_t> batch(nb, 1);
+    for (size_t i = 0; i < nb; ++i) {
+      int64_t x = i + lb >= nb ? ls[i + lb - nb] : 1, y = i + rb >= nb ? rs[i + rb - nb] : 1;
+      batch[i] = x == 1 ? y : x;
+    }
+    int64_t volume = 1;
+    for (int64_t b : batch)
+      volume *= b;
+    auto operand = [&](ValueId v, int64_t rows, int64_t cols) {
+      std::vector<int64_t> full = batch;
+      full.push_back(rows);
+      full.push_back(cols);
+      v = broadcastTo(v, full, at);
+      return nb > 1 ? reshaped(v, {volume, rows, cols}) : v;
+    };
+    l = operand(l, m, k);
+    r = operand(r, k, n);
+    Op op = make(OpKind::DotGeneral, {l, r});
+    std::vector<int64_t> shape = {m, n};
+    if (nb > 0) {
+      op.lhsBatch = {0};
+      op.rhsBatch = {0};
+      op.lhsContract = {2};
+      op.rhsContract = {1};
+      shape.insert(shape.begin(), nb > 1 ? volume : batch[0]);
+    } else {
+      op.lhsContract = {1};
+      op.rhsContract = {0};
+    }
+    op.acc = result.dtype;
+    ValueId out = emit(std::move(op), TensorType::make(result.dtype, shape), at);
+    return reshaped(out, result.shape);
+  }
+
   ValueId convertTo(ValueId v, DType d, Span at) {
     if (type(v).dtype == d)
       return v;
@@ -677,21 +731,7 @@ private:
       ValueId b = broadcastTo(value(*args[2]), result.shape, args[2]->span);
       return emit(make(OpKind::Select, {cond, a, b}), result, c.span);
     }
-    case F::Matmul: {
-      ValueId l = value(*args[0]), r = value(*args[1]);
-      Op op = make(OpKind::DotGeneral, {l, r});
-      if (type(l).rank() == 3) {
-        op.lhsBatch = {0};
-        op.rhsBatch = {0};
-        op.lhsContract = {2};
-        op.rhsContract = {1};
-      } else {
-        op.lhsContract = {1};
-        op.rhsContract = {0};
-      }
-      op.acc = result.dtype;
-      return emit(std::move(op), result, c.span);
-    }
+    case F::Matmul: return matmul(value(*args[0]), value(*args[1]), result, c.span);
     case F::Reduce: case F::ReduceIndex: case F::ReduceBool:
       return reduce(c, ir->combiner, info.id == sema::BuiltinId::Mean, value(*args[0]), result);
     case F::Transpose: {

@@ -347,29 +347,49 @@ Type Checker::matmulBuiltin(BuiltinArgs &a) {
                     std::string(src_.slice(a.positionalExprs[1]->span)));
   if (!builtinAdmits(a, a.info.admits, l->scalar, 0)) return Type::error();
   std::optional<Scalar> result = accumulator(c, l->scalar, a.acc);
-  size_t rank = l->dims.size();
-  if ((rank != 2 && rank != 3) || r->dims.size() != rank) {
-    diags_.error(code::E0202, c.span, "`matmul` takes [M, K] x [K, N] or [B, M, K] x [B, K, N], not `" +
-                                          typeName(*l) + "` x `" + typeName(*r) + "`")
-        .note("reshape leading dimensions into one batch dimension first");
+  // NumPy's matmul: a 1-D operand is a row (left) or a column (right)
+  // vector whose axis the result drops; the dimensions before the last
+  // two are batch dimensions, broadcast (right-aligned, a literal 1 or a
+  // missing one stretches).
+  if (l->dims.empty() || r->dims.empty()) {
+    diags_.error(code::E0202, c.span, "`matmul` takes tensors of rank 1 or more, not `" + typeName(*l) + "` x `" +
+                                          typeName(*r) + "`")
+        .help("multiply by a scalar with `*`");
     return Type::error();
   }
-  const Dim &k1 = l->dims[rank - 1], &k2 = r->dims[rank - 2];
+  std::vector<Dim> lm = l->dims, rm = r->dims;
+  if (lm.size() == 1)
+    lm.insert(lm.begin(), Dim::constant(1));
+  if (rm.size() == 1)
+    rm.push_back(Dim::constant(1));
+  const Dim &k1 = lm.back(), &k2 = rm[rm.size() - 2];
   Goal contraction = {{{k1, Rel::Eq, k2}}};
   if (!prove(contraction, c.span, code::E0201, "the contraction dimensions of `matmul` differ: `" +
                                                    k1.str() + "` in `" + typeName(*l) + "` and `" + k2.str() +
                                                    "` in `" + typeName(*r) + "`"))
     return Type::error();
+  size_t lb = lm.size() - 2, rb = rm.size() - 2, batch = std::max(lb, rb);
   std::vector<Dim> dims;
-  if (rank == 3) {
-    Goal batch = {{{l->dims[0], Rel::Eq, r->dims[0]}}};
-    if (!prove(batch, c.span, code::E0202, "the batch dimensions of `matmul` differ: `" + l->dims[0].str() +
-                                               "` and `" + r->dims[0].str() + "`"))
+  for (size_t i = 0; i < batch; ++i) {
+    const Dim *x = i + lb >= batch ? &lm[i + lb - batch] : nullptr;
+    const Dim *y = i + rb >= batch ? &rm[i + rb - batch] : nullptr;
+    bool xOne = !x || x->asConstant() == std::optional<int64_t>(1);
+    bool yOne = !y || y->asConstant() == std::optional<int64_t>(1);
+    if (xOne || yOne) {
+      dims.push_back(xOne ? (y ? *y : *x) : *x);
+      continue;
+    }
+    if (!prove({{{*x, Rel::Eq, *y}}}, c.span, code::E0202,
+               "batch dimension " + std::to_string(i) + " of `matmul` differs: `" + x->str() + "` in `" +
+                   typeName(*l) + "` and `" + y->str() + "` in `" + typeName(*r) + "`",
+               {}, "batch dimensions broadcast as NumPy's: equal, or a literal 1 that stretches"))
       return Type::error();
-    dims.push_back(l->dims[0]);
+    dims.push_back(*x);
   }
-  dims.push_back(l->dims[rank - 2]);
-  dims.push_back(r->dims[rank - 1]);
+  if (l->dims.size() >= 2)
+    dims.push_back(lm[lm.size() - 2]);
+  if (r->dims.size() >= 2)
+    dims.push_back(rm.back());
   if (!result)
     return Type::error();
   return Type::tensor(*result, dims);

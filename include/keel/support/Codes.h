@@ -44,7 +44,7 @@ namespace keel {
   /* Shapes (Phase 0 §4-§14). */                                                 \
   X(E0200, "elementwise operands whose shapes differ and do not broadcast")       \
   X(E0201, "a matmul whose contraction dimensions differ")                       \
-  X(E0202, "a matmul of unsupported ranks or different batch dimensions")        \
+  X(E0202, "a matmul of a rank-0 operand or batch dimensions that do not broadcast")\
   X(E0203, "an axis that is missing, not a constant, or out of range; an index count that is not the rank") \
   X(E0204, "a transpose whose permutation is not one")                           \
   X(E0205, "a broadcast to a shape the tensor does not broadcast to")            \
