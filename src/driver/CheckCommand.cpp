@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "Options.h"
 #include "Output.h"
 
 #include "keel/pipeline/Pipeline.h"
@@ -36,9 +37,6 @@
 namespace keel::driver {
 namespace {
 
-constexpr std::string_view kUsage =
-    "usage: keel check [--dump-ast] [--json] [--color auto|always|never] [--verify]\n"
-    "                  [--stats] [--smt-timeout MS] [--max-nesting N] FILE...\n";
 
 struct Expectation {
   std::string kind; // "error", "warning", "note"
@@ -193,12 +191,15 @@ int runCheck(const std::vector<std::string_view> &args) {
   std::vector<std::string> files;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view a = args[i];
+    switch (classifyOption("check", a)) {
+    case OptionClass::Help: std::fputs(helpText("check").c_str(), stdout); return 0;
+    case OptionClass::Unknown: return 2;
+    default: break;
+    }
     std::string optionError;
     OptionResult common = parseOutputOption(args, i, output, optionError);
-    if (common == OptionResult::Bad) {
-      std::fprintf(stderr, "keel check: error: %s\n", optionError.c_str());
-      return 2;
-    }
+    if (common == OptionResult::Bad)
+      return usageError("check", optionError);
     if (common == OptionResult::Taken) continue;
     if (a == "--dump-ast") dumpAst = true;
     else if (a == "--verify") verifyMode = true;
@@ -206,28 +207,20 @@ int runCheck(const std::vector<std::string_view> &args) {
       unsigned long v = 0;
       std::string_view text = i + 1 < args.size() ? args[i + 1] : std::string_view();
       auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-      if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v == 0 || v > 3600000) {
-        std::fprintf(stderr, "keel check: error: --smt-timeout needs milliseconds (1 to 3600000)\n");
-        return 2;
-      }
+      if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v == 0 || v > 3600000)
+        return usageError("check", "--smt-timeout needs milliseconds (1 to 3600000)");
       smtTimeoutMs = static_cast<unsigned>(v);
       ++i;
     }
-    else if (a == "--help" || a == "-h") {
-      std::fputs(kUsage.data(), stdout);
-      return 0;
-    } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "keel check: error: unknown option '%.*s'\n%s", static_cast<int>(a.size()),
-                   a.data(), kUsage.data());
-      return 2;
+    else if (classifyOption("check", a) == OptionClass::Known) {
+      return usageError("check", "internal error: Options.def gives check '" + std::string(a) +
+                                     "', which its parser does not take");
     } else {
       files.emplace_back(a);
     }
   }
-  if (files.empty()) {
-    std::fprintf(stderr, "keel check: error: no input files\n%s", kUsage.data());
-    return 2;
-  }
+  if (files.empty())
+    return usageError("check", "no input files");
   SourceManager sources;
   pipeline::ProofCache proofs(smtTimeoutMs);
   output.pipeline.proofs = &proofs;

@@ -313,7 +313,7 @@ int runFp(const std::vector<std::string_view> &args, std::FILE *errors) {
                      "'; expected encode, decode, convert, arith, table or show"};
   } catch (const UsageError &e) {
     std::fflush(stdout);
-    std::fprintf(errors, "keel fp: error: %s\n", e.message.c_str());
+    std::fprintf(errors, "keel fp: error: %s\nsee 'keel fp --help'\n", e.message.c_str());
     return 2;
   }
 }

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "Options.h"
 #include "Output.h"
 
 #include "keel/pipeline/Pipeline.h"
@@ -20,25 +21,19 @@
 namespace keel::driver {
 
 int runIr(const std::vector<std::string_view> &args) {
-  constexpr std::string_view kUsage =
-      "usage: keel ir FILE --entry F [--bind NAME=SIZE,...]... [--locations] [--json] [--color WHEN]\n"
-      "               [--fuse] [--explain-fusion] [--stats] [--dot FILE]\n"
-      "               [--print-after=STEP] [--print-after-all] [--time-passes]\n";
   pipeline::Request request;
   request.product = pipeline::Product::TensorIr;
   request.fuseByDefault = false;
   request.argumentsRequired = false;
   OutputOptions output;
   std::string path, dotPath;
-  auto usage = [&](const std::string &message) {
-    std::fprintf(stderr, "keel ir: error: %s\n%s", message.c_str(), kUsage.data());
-    return 2;
-  };
+  auto usage = [&](const std::string &message) { return usageError("ir", message); };
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view a = args[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage.data(), stdout);
-      return 0;
+    switch (classifyOption("ir", a)) {
+    case OptionClass::Help: std::fputs(helpText("ir").c_str(), stdout); return 0;
+    case OptionClass::Unknown: return 2;
+    default: break;
     }
     std::string optionError;
     OptionResult common = parseOutputOption(args, i, output, optionError);
@@ -58,7 +53,8 @@ int runIr(const std::vector<std::string_view> &args) {
       for (const auto &[name, value] : *bindings)
         if (!request.bindings.emplace(name, value).second)
           return usage("--bind: '" + name + "' is bound twice");
-    } else if (!a.empty() && a[0] == '-') return usage("unknown option '" + std::string(a) + "'");
+    } else if (classifyOption("ir", a) == OptionClass::Known)
+      return usage("internal error: Options.def gives ir '" + std::string(a) + "', which its parser does not take");
     else if (path.empty()) path = std::string(a);
     else return usage("one source file at a time");
   }

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "Options.h"
 #include "Output.h"
 #include "VerifyDiagnostics.h"
 
@@ -55,11 +56,6 @@ int optimize(SourceManager &sources, FileId file, pipeline::Request request, con
 } // namespace
 
 int runOpt(const std::vector<std::string_view> &args) {
-  constexpr std::string_view kUsage =
-      "usage: keel opt [--locations] [--json] [--color auto|always|never] [--print-after=STEP]\n"
-      "                [--print-after-all] [--time-passes] [--fuse] [--explain-fusion] [--stats]\n"
-      "                [--dot FILE] [--exit cpu|reference|linalg|stablehlo] [--split-input-file]\n"
-      "                [--verify-diagnostics] IRFILE\n";
   pipeline::Request request;
   request.product = pipeline::Product::TensorIr;
   request.fuseByDefault = false;
@@ -68,44 +64,35 @@ int runOpt(const std::vector<std::string_view> &args) {
   bool split = false, verify = false;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view a = args[i];
+    switch (classifyOption("opt", a)) {
+    case OptionClass::Help: std::fputs(helpText("opt").c_str(), stdout); return 0;
+    case OptionClass::Unknown: return 2;
+    default: break;
+    }
     std::string optionError;
     OptionResult common = parseOutputOption(args, i, output, optionError);
-    if (common == OptionResult::Bad) {
-      std::fprintf(stderr, "keel opt: error: %s\n", optionError.c_str());
-      return 2;
-    }
+    if (common == OptionResult::Bad)
+      return usageError("opt", optionError);
     if (common == OptionResult::Taken) continue;
     if (a == "--locations") request.locations = true;
     else if (a == "--split-input-file") split = true;
     else if (a == "--verify-diagnostics") verify = true;
     else if (a == "--dot") {
-      if (i + 1 == args.size()) {
-        std::fprintf(stderr, "keel opt: error: --dot needs a file\n%s", kUsage.data());
-        return 2;
-      }
+      if (i + 1 == args.size())
+        return usageError("opt", "--dot needs a file");
       dotPath = std::string(args[++i]);
     }
-    else if (a == "--help" || a == "-h") {
-      std::fputs(kUsage.data(), stdout);
-      return 0;
-    } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "keel opt: error: unknown option '%.*s'\n%s", static_cast<int>(a.size()), a.data(),
-                   kUsage.data());
-      return 2;
-    } else if (path.empty()) path = std::string(a);
-    else {
-      std::fprintf(stderr, "keel opt: error: one IR file at a time\n%s", kUsage.data());
-      return 2;
-    }
+    else if (classifyOption("opt", a) == OptionClass::Known)
+      return usageError("opt", "internal error: Options.def gives opt '" + std::string(a) +
+                                   "', which its parser does not take");
+    else if (path.empty()) path = std::string(a);
+    else
+      return usageError("opt", "one IR file at a time");
   }
-  if (path.empty()) {
-    std::fputs(kUsage.data(), stderr);
-    return 2;
-  }
-  if (split && !dotPath.empty()) {
-    std::fprintf(stderr, "keel opt: error: --dot writes one module's graph: not with --split-input-file\n");
-    return 2;
-  }
+  if (path.empty())
+    return usageError("opt", "no input file");
+  if (split && !dotPath.empty())
+    return usageError("opt", "--dot writes one module's graph: not with --split-input-file");
   SourceManager sources;
   std::optional<FileId> file = loadOrComplain(sources, path, "opt");
   if (!file)

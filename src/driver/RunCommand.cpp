@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "Options.h"
 #include "Output.h"
 
 #include "keel/pipeline/Pipeline.h"
@@ -63,6 +64,7 @@ struct Parsed {
   TensorRunOptions tensor; ///< keel run --entry, keel emit --linalg / --stablehlo
   ExitEmitOptions exit;    ///< keel emit --linalg / --stablehlo, --main, --keel-math
   std::optional<int64_t> maxMemory; ///< keel run --max-memory
+  bool help = false;                ///< --help was printed: exit 0
 };
 
 /// A byte count: digits, optionally followed by K, M, G or T (powers of
@@ -89,16 +91,26 @@ std::optional<int64_t> parseByteSize(std::string_view text) {
 
 std::optional<Parsed> parseArgs(const std::string &command, const std::vector<std::string_view> &args, bool emit) {
   Parsed p;
+  auto usage = [&](const std::string &message) -> std::optional<Parsed> {
+    usageError(command, message);
+    return std::nullopt;
+  };
   for (size_t i = 0; i < args.size(); ++i) {
+    switch (classifyOption(command, args[i])) {
+    case OptionClass::Help:
+      std::fputs(helpText(command).c_str(), stdout);
+      p.help = true;
+      return p;
+    case OptionClass::Unknown: return std::nullopt;
+    default: break;
+    }
     std::string error;
     OptionResult common = parseOutputOption(args, i, p.output, error);
     std::string_view a = args[i];
     if (common == OptionResult::Taken)
       continue;
-    if (common == OptionResult::Bad) {
-      std::fprintf(stderr, "keel %s: error: %s\n", command.c_str(), error.c_str());
-      return std::nullopt;
-    }
+    if (common == OptionResult::Bad)
+      return usage(error);
     bool run = command == "run";
     if (emit && (a == "--llvm" || a == "--loop" || a == "--llvm-opt" || a == "--linalg" || a == "--stablehlo"))
       p.emit = std::string(a.substr(2));
@@ -106,100 +118,67 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
       p.exit.main = true;
     else if (emit && a == "--keel-math")
       p.exit.keelMath = true;
+    else if (!emit && a == "--print-full")
+      keel_rt_set_print_full(1);
     else if ((run && (a == "--entry" || a == "--arg" || a == "--out" || a == "--bind" || a == "--repeat" ||
                       a == "--max-memory")) ||
              (emit && (a == "--entry" || a == "--arg" || a == "--bind"))) {
-      if (i + 1 == args.size() || args[i + 1].empty()) {
-        std::fprintf(stderr, "keel %s: error: %.*s needs a value\n", command.c_str(), static_cast<int>(a.size()), a.data());
-        return std::nullopt;
-      }
+      if (i + 1 == args.size() || args[i + 1].empty())
+        return usage(std::string(a) + " needs a value");
       std::string value(args[++i]);
       if (a == "--entry")
         p.tensor.entry = value;
       else if (a == "--max-memory") {
         p.maxMemory = parseByteSize(value);
-        if (!p.maxMemory) {
-          std::fprintf(stderr, "keel run: error: --max-memory takes a size such as 512M, 4G or 1073741824, not '%s'\n",
-                       value.c_str());
-          return std::nullopt;
-        }
+        if (!p.maxMemory)
+          return usage("--max-memory takes a size such as 512M, 4G or 1073741824, not '" + value + "'");
       }
       else if (a == "--repeat") {
         auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), p.tensor.repeat);
-        if (ec != std::errc() || end != value.data() + value.size() || p.tensor.repeat < 1) {
-          std::fprintf(stderr, "keel run: error: --repeat takes a positive count, not '%s'\n", value.c_str());
-          return std::nullopt;
-        }
+        if (ec != std::errc() || end != value.data() + value.size() || p.tensor.repeat < 1)
+          return usage("--repeat takes a positive count, not '" + value + "'");
       }
       else if (a == "--out")
         p.tensor.outDir = value;
       else if (a == "--arg") {
         size_t eq = value.find('=');
-        if (eq == std::string::npos || eq == 0 || eq + 1 == value.size()) {
-          std::fprintf(stderr, "keel %s: error: --arg takes NAME=FILE.npy or NAME=random:SEED, not '%s'\n",
-                       command.c_str(), value.c_str());
-          return std::nullopt;
-        }
+        if (eq == std::string::npos || eq == 0 || eq + 1 == value.size())
+          return usage("--arg takes NAME=FILE.npy or NAME=random:SEED, not '" + value + "'");
         p.tensor.args.emplace_back(value.substr(0, eq), value.substr(eq + 1));
       } else {
         auto bindings = pipeline::parseBindings(value, error);
-        if (!bindings) {
-          std::fprintf(stderr, "keel %s: error: --bind %s\n", command.c_str(), error.c_str());
-          return std::nullopt;
-        }
+        if (!bindings)
+          return usage("--bind " + error);
         for (const auto &[name, size] : *bindings)
-          if (!p.tensor.bindings.emplace(name, size).second) {
-            std::fprintf(stderr, "keel %s: error: --bind: '%s' is bound twice\n", command.c_str(), name.c_str());
-            return std::nullopt;
-          }
+          if (!p.tensor.bindings.emplace(name, size).second)
+            return usage("--bind: '" + name + "' is bound twice");
       }
     }
-    else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "keel %s: error: unknown option '%.*s'\n", command.c_str(), static_cast<int>(a.size()), a.data());
-      return std::nullopt;
-    } else if (p.path.empty())
+    else if (classifyOption(command, a) == OptionClass::Known)
+      return usage("internal error: Options.def gives " + command + " '" + std::string(a) +
+                   "', which its parser does not take");
+    else if (p.path.empty())
       p.path = std::string(a);
-    else {
-      std::fprintf(stderr, "keel %s: error: one file at a time\n", command.c_str());
-      return std::nullopt;
-    }
+    else
+      return usage("one file at a time");
   }
   bool tensorOptions =
       !p.tensor.args.empty() || !p.tensor.outDir.empty() || !p.tensor.bindings.empty() || p.tensor.repeat;
-  if (tensorOptions && p.tensor.entry.empty()) {
-    std::fprintf(stderr, "keel %s: error: --arg, --bind, --out and --repeat go with --entry F\n", command.c_str());
-    return std::nullopt;
-  }
+  if (tensorOptions && p.tensor.entry.empty())
+    return usage("--arg, --bind, --out and --repeat go with --entry F");
   bool exitEmit = p.emit == "linalg" || p.emit == "stablehlo";
-  if (emit && !exitEmit && (!p.tensor.entry.empty() || p.exit.main || p.exit.keelMath)) {
-    std::fprintf(stderr, "keel emit: error: --entry and --main go with --linalg or --stablehlo, --keel-math with --linalg\n");
-    return std::nullopt;
-  }
-  if (emit && p.emit == "stablehlo" && p.exit.keelMath) {
-    std::fprintf(stderr, "keel emit: error: --keel-math goes with --linalg: the StableHLO exit calls no library\n");
-    return std::nullopt;
-  }
-  if (emit && exitEmit && p.tensor.entry.empty()) {
-    std::fprintf(stderr, "keel emit: error: --%s emits one tensor function and its callees: name it with --entry F\n",
-                 p.emit.c_str());
-    return std::nullopt;
-  }
-  if (emit && !p.tensor.args.empty() && !p.exit.main) {
-    std::fprintf(stderr, "keel emit: error: --arg gives the values @main runs on: add --main\n");
-    return std::nullopt;
-  }
-  if (p.path.empty() || (emit && p.emit.empty())) {
-    if (emit)
-      std::fprintf(stderr, "usage: keel emit --llvm|--llvm-opt|--loop FILE\n"
-                           "       keel emit --linalg FILE --entry F [--bind N=4] [--keel-math] "
-                           "[--main --arg NAME=FILE.npy|NAME=random:SEED...]\n"
-                           "       keel emit --stablehlo FILE --entry F [--bind N=4] "
-                           "[--main --arg NAME=FILE.npy|NAME=random:SEED...]\n");
-    else
-      std::fprintf(stderr, "usage: keel %s FILE%s\n", command.c_str(),
-                   command == "run" ? " [--max-memory SIZE] [--entry F --arg NAME=FILE.npy|NAME=random:SEED... [--bind N=4] [--out DIR] [--repeat N]]" : "");
-    return std::nullopt;
-  }
+  if (emit && !exitEmit && (!p.tensor.entry.empty() || p.exit.main || p.exit.keelMath))
+    return usage("--entry and --main go with --linalg or --stablehlo, --keel-math with --linalg");
+  if (emit && p.emit == "stablehlo" && p.exit.keelMath)
+    return usage("--keel-math goes with --linalg: the StableHLO exit calls no library");
+  if (emit && exitEmit && p.tensor.entry.empty())
+    return usage("--" + p.emit + " emits one tensor function and its callees: name it with --entry F");
+  if (emit && !p.tensor.args.empty() && !p.exit.main)
+    return usage("--arg gives the values @main runs on: add --main");
+  if (p.path.empty())
+    return usage("no input file");
+  if (emit && p.emit.empty())
+    return usage("say what to emit: --loop, --llvm, --llvm-opt, --linalg or --stablehlo");
   return p;
 }
 
@@ -207,8 +186,8 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
 
 int runRun(const std::vector<std::string_view> &args) {
   std::optional<Parsed> p = parseArgs("run", args, false);
-  if (!p)
-    return 2;
+  if (!p || p->help)
+    return p ? 0 : 2;
   if (p->maxMemory)
     keel_rt_set_memory_limit(*p->maxMemory);
   if (!p->tensor.entry.empty()) {
@@ -236,8 +215,8 @@ int runRun(const std::vector<std::string_view> &args) {
 
 int runTest(const std::vector<std::string_view> &args) {
   std::optional<Parsed> p = parseArgs("test", args, false);
-  if (!p)
-    return 2;
+  if (!p || p->help)
+    return p ? 0 : 2;
   std::optional<pipeline::Compiled> compiled = compileFile("test", p->path, p->output, pipeline::Product::Executable);
   if (!compiled)
     return 1;
@@ -274,8 +253,8 @@ int runTest(const std::vector<std::string_view> &args) {
 
 int runEmit(const std::vector<std::string_view> &args) {
   std::optional<Parsed> p = parseArgs("emit", args, true);
-  if (!p)
-    return 2;
+  if (!p || p->help)
+    return p ? 0 : 2;
   if (p->emit == "linalg" || p->emit == "stablehlo") {
     p->tensor.path = p->path;
     p->tensor.output = p->output;

@@ -160,7 +160,8 @@ int tensorEntry(const TensorRunOptions &o, const ExitEmitOptions *exit) {
   request.keelMath = exit && exit->keelMath;
   const uint64_t memoryLimit = static_cast<uint64_t>(keel_rt_memory_limit());
   request.memoryLimit = memoryLimit;
-  request.memoryLimitSetting = "keel run --max-memory";
+  request.memoryLimitSetting = "keel run --max-memory sets it; by default it is the least of the machine's memory, "
+                               "its cgroup's limit and what ulimit -v leaves";
   pipeline::Compiled compiled;
   {
     pipeline::Compilation c(sources, diags, options);

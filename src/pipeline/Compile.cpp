@@ -189,6 +189,16 @@ rt::Tensor randomTensor(const ir::TensorType &t, uint64_t seed) {
   return out;
 }
 
+/// The element types whose .npy dtype a user has to know (NumPy has no
+/// type of its own for them but f16): the message for a wrong one names it.
+bool lowPrecisionNpy(ir::DType t) {
+  switch (t) {
+  case ir::DType::F16: case ir::DType::BF16: case ir::DType::TF32: case ir::DType::FP8E4M3FN:
+  case ir::DType::FP8E5M2: case ir::DType::I4: return true;
+  default: return false;
+  }
+}
+
 /// A row-major tensor's elements as encodings (i4: its 4 bits).
 std::vector<uint64_t> encodingsOf(const rt::Tensor &t) {
   size_t width = keel_dtype_size(t.dtype);
@@ -338,14 +348,22 @@ std::optional<std::vector<rt::Tensor>> EntryCompilation::inputs(const ir::Functi
     if (static_cast<ir::DType>(t.dtype) != want.dtype || t.shape != want.shape) {
       fail(argumentText(a.name) + ": `" + r_.entry + "` takes " +
            ir::typeText(ir::TensorType::make(want.dtype, want.shape)) + " but " + a.origin + " holds " +
-           std::string(rt::dtypeName(t.dtype)) + rt::shapeText(t.shape));
+           std::string(rt::dtypeName(t.dtype)) + rt::shapeText(t.shape) +
+           (static_cast<ir::DType>(t.dtype) != want.dtype && lowPrecisionNpy(want.dtype)
+                ? "; a .npy of " + std::string(rt::dtypeName(static_cast<KeelDType>(want.dtype))) + " has dtype " +
+                      rt::npyDescr(static_cast<KeelDType>(want.dtype)) + " (docs/numerics.md)"
+                : ""));
       return std::nullopt;
     }
+    // The file's tensor is moved, or reordered once and then freed: no
+    // argument is held twice.
     if (!physical) {
-      inputs[i] = t.toRowMajor();
+      inputs[i] = t.isRowMajor() ? std::move(t) : t.toRowMajor();
+      a.tensor.reset();
       continue;
     }
     inputs[i] = t.minorToMajor == want.minorToMajor ? std::move(t) : t.toRowMajor();
+    a.tensor.reset();
     if (inputs[i].minorToMajor != want.minorToMajor) {
       fail(argumentText(a.name) + ": `" + r_.entry + "` takes the layout " + ir::typeText(want) + ", which " +
            a.origin + " cannot give");

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <memory>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -212,7 +213,11 @@ std::optional<KeelDType> dtypeOfDescr(const HeaderValue &descr, bool &bigEndian,
     for (const DescrRow &r : kDescrs)
       if (r.field && name == r.field && base(type) == base(r.raw))
         return r.dtype;
-    error = "unsupported structured element type ('" + name + "', '" + type + "')";
+    error = "unsupported structured element type ('" + name + "', '" + type + "'); Keel's one-field types are";
+    for (const DescrRow &r : kDescrs)
+      if (r.field)
+        error += std::string(r.dtype == KEEL_I4 ? "" : ",") + " ('" + r.field + "', '" + r.raw + "')";
+    error += " (docs/numerics.md)";
     return std::nullopt;
   }
   error = "unsupported element type (a structured type other than Keel's one-field formats)";
@@ -232,6 +237,16 @@ std::vector<int64_t> columnMajor(size_t rank) {
   return order;
 }
 
+/// n bytes for the elements of a `dtype` `shape` tensor, or AllocationFailure.
+std::vector<uint8_t> elementBytes(size_t n, KeelDType dtype, const std::vector<int64_t> &shape) {
+  try {
+    return std::vector<uint8_t>(n);
+  } catch (const std::bad_alloc &) {
+    throw AllocationFailure("out of memory: " + std::to_string(n) + " bytes for a " + std::string(kNames[dtype]) +
+                            shapeText(shape) + " tensor could not be allocated");
+  }
+}
+
 /// The tensor's elements in row-major order, whatever its layout.
 std::vector<uint8_t> rowMajorBytes(const Tensor &t) {
   size_t rank = t.shape.size(), size = keel_dtype_size(t.dtype);
@@ -244,7 +259,7 @@ std::vector<uint8_t> rowMajorBytes(const Tensor &t) {
     stride[static_cast<size_t>(dim)] = s;
     s *= t.shape[static_cast<size_t>(dim)];
   }
-  std::vector<uint8_t> out(t.data.size());
+  std::vector<uint8_t> out = elementBytes(t.data.size(), t.dtype, t.shape);
   std::vector<int64_t> index(rank, 0);
   for (int64_t k = 0; k < t.elementCount(); ++k) {
     int64_t offset = 0;
@@ -267,18 +282,22 @@ std::string_view dtypeName(KeelDType t) {
 }
 
 Tensor Tensor::toRowMajor() const {
-  Tensor t = *this;
+  Tensor t; // not a copy of *this: the elements are copied once, reordered
+  t.dtype = dtype;
+  t.shape = shape;
   t.data = rowMajorBytes(*this);
   t.minorToMajor = rowMajor(shape.size());
   return t;
 }
+
+bool Tensor::isRowMajor() const { return minorToMajor == rowMajor(shape.size()); }
 
 Tensor Tensor::make(KeelDType dtype, std::vector<int64_t> shape) {
   Tensor t;
   t.dtype = dtype;
   t.minorToMajor = rowMajor(shape.size());
   t.shape = std::move(shape);
-  t.data.assign(static_cast<size_t>(t.elementCount()) * keel_dtype_size(dtype), 0);
+  t.data = elementBytes(static_cast<size_t>(t.elementCount()) * keel_dtype_size(dtype), dtype, t.shape);
   return t;
 }
 
@@ -471,21 +490,27 @@ std::optional<Tensor> parseNpy(std::string_view bytes, std::string &error) {
   return withData(std::move(*h), error);
 }
 
-std::string formatNpy(const Tensor &t) {
-  const DescrRow &row = kDescrs[t.dtype];
-  std::string descr;
+std::string npyDescr(KeelDType t) {
+  const DescrRow &row = kDescrs[t];
   if (row.numpy)
-    descr = "'" + std::string(keel_dtype_size(t.dtype) == 1 ? "|" : "<") + row.numpy + "'";
-  else
-    descr = "[('" + std::string(row.field) + "', '" + row.raw + "')]";
-  bool fortran = t.shape.size() > 1 && t.minorToMajor == columnMajor(t.shape.size());
+    return "'" + std::string(keel_dtype_size(t) == 1 ? "|" : "<") + row.numpy + "'";
+  return "[('" + std::string(row.field) + "', '" + row.raw + "')]";
+}
+
+namespace {
+
+/// The .npy prefix and header of `t` (its data follows: in column-major
+/// order when `fortran`, else row-major), padded so that the data starts at
+/// a multiple of 64 bytes.
+std::string npyHeader(const Tensor &t, bool &fortran) {
+  std::string descr = npyDescr(t.dtype);
+  fortran = t.shape.size() > 1 && t.minorToMajor == columnMajor(t.shape.size());
   std::string shape = "(";
   for (size_t i = 0; i < t.shape.size(); ++i)
     shape += (i ? ", " : "") + std::to_string(t.shape[i]);
   shape += t.shape.size() == 1 ? ",)" : ")";
   std::string header = "{'descr': " + descr + ", 'fortran_order': " + (fortran ? "True" : "False") +
                        ", 'shape': " + shape + ", }";
-  // Pad so that the data starts at a multiple of 64 bytes.
   size_t prefix = header.size() + 1 < 65536 - 10 ? 10 : 12;
   size_t total = prefix + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
@@ -495,10 +520,30 @@ std::string formatNpy(const Tensor &t) {
   out += '\0';
   for (size_t i = 0; i < prefix - 8; ++i)
     out += static_cast<char>((header.size() >> (8 * i)) & 0xFF);
-  out += header;
-  std::vector<uint8_t> data = fortran ? t.data : rowMajorBytes(t);
-  out.append(reinterpret_cast<const char *>(data.data()), data.size());
-  return out;
+  return out + header;
+}
+
+/// Writes header and data; the data straight from the tensor when it is
+/// already in the file's order (no copy of a large result), else reordered.
+bool writeNpyStream(std::ostream &out, const Tensor &t) {
+  bool fortran = false;
+  std::string header = npyHeader(t, fortran);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  if (fortran || t.minorToMajor == rowMajor(t.shape.size())) {
+    out.write(reinterpret_cast<const char *>(t.data.data()), static_cast<std::streamsize>(t.data.size()));
+  } else {
+    std::vector<uint8_t> data = rowMajorBytes(t);
+    out.write(reinterpret_cast<const char *>(data.data()), static_cast<std::streamsize>(data.size()));
+  }
+  return static_cast<bool>(out);
+}
+
+} // namespace
+
+std::string formatNpy(const Tensor &t) {
+  std::ostringstream out;
+  writeNpyStream(out, t);
+  return std::move(out).str();
 }
 
 namespace {
@@ -544,7 +589,7 @@ std::optional<Tensor> readNpyFile(const std::string &path, std::string &error, u
     return std::nullopt;
   }
   std::vector<uint8_t> &data = h->tensor.data; // read in place: no second copy of a large file
-  data.resize(static_cast<size_t>(h->dataBytes));
+  data = elementBytes(static_cast<size_t>(h->dataBytes), h->tensor.dtype, h->tensor.shape);
   size_t n = std::fread(data.data(), 1, data.size(), f.get());
   char extra;
   if (n != data.size()) {
@@ -584,8 +629,7 @@ bool writeNpyFiles(const std::vector<std::string> &paths, const std::vector<cons
   for (size_t i = 0; i < paths.size(); ++i) {
     temps.push_back(paths[i] + ".tmp." + std::to_string(getpid()));
     std::ofstream out(temps.back(), std::ios::binary | std::ios::trunc);
-    std::string bytes = formatNpy(*tensors[i]);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    writeNpyStream(out, *tensors[i]);
     out.close(); // a full disk shows here
     if (!out) {
       removeAll(temps.begin(), temps.end());

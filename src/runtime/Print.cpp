@@ -13,6 +13,7 @@
 #include <optional>
 #include <pthread.h>
 #include <string>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <vector>
 
@@ -75,6 +76,8 @@ std::string element(const KeelBuffer &b, int64_t offset) {
   return "?";
 }
 
+bool printFull = false; // keel_rt_set_print_full
+
 void tensorText(const KeelBuffer &b, std::vector<int64_t> &index, size_t axis, const std::vector<int64_t> &stride,
                 std::string &out) {
   if (axis == b.rank) {
@@ -87,7 +90,7 @@ void tensorText(const KeelBuffer &b, std::vector<int64_t> &index, size_t axis, c
   out += "[";
   int64_t n = b.dims[axis];
   for (int64_t i = 0; i < n; ++i) {
-    if (n > 8 && i == 3) { // elide the middle of a long dimension
+    if (!printFull && n > 8 && i == 3) { // elide the middle of a long dimension
       out += "..., ";
       i = n - 3;
     }
@@ -187,6 +190,20 @@ int64_t keel_rt_machine_memory(void) {
   for (const char *cgroup : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"})
     if (std::optional<uint64_t> v = readLimitFile(cgroup))
       bytes = std::min(bytes, *v);
+  // An address-space limit (ulimit -v): what is left of it now, less a
+  // margin for the code and the allocator's own use.
+  struct rlimit as {};
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    uint64_t used = 0;
+    if (std::FILE *f = std::fopen("/proc/self/statm", "r")) {
+      unsigned long long vmPages = 0;
+      if (std::fscanf(f, "%llu", &vmPages) == 1 && pageSize > 0)
+        used = vmPages * static_cast<uint64_t>(pageSize);
+      std::fclose(f);
+    }
+    uint64_t left = as.rlim_cur > used ? static_cast<uint64_t>(as.rlim_cur) - used : 0;
+    bytes = std::min(bytes, left - left / 8);
+  }
   return static_cast<int64_t>(std::min<uint64_t>(bytes, uint64_t{1} << 62));
 }
 
@@ -195,6 +212,8 @@ int64_t keel_rt_memory_limit(void) {
     memoryLimit = keel_rt_machine_memory();
   return memoryLimit;
 }
+
+void keel_rt_set_print_full(int32_t full) { printFull = full != 0; }
 
 void keel_rt_set_memory_limit(int64_t bytes) { memoryLimit = bytes < 0 ? 0 : bytes; }
 

@@ -4,6 +4,7 @@
 #include "keel/numerics/Format.h"
 #include <algorithm>
 #include <charconv>
+#include <tuple>
 
 namespace keel::sema::detail {
 
@@ -252,6 +253,19 @@ Type Checker::mismatch(const std::string &opText, bool call, Span at, const Type
   }
   Diagnostic &d = diags_.error(code::E0106, at, "mismatched types `" + typeName(l) + "` and `" + typeName(r) +
                                                     "` in `" + opText + "`");
+  // `let scale = 0.5;` met an f32 tensor: the let took the literal's default type.
+  for (const auto &[name, mine, other] : {std::tuple{&ls, &l, &r}, std::tuple{&rs, &r, &l}}) {
+    const Var *v = numeric ? lookup(*name) : nullptr;
+    if (!v || !v->literalDefault || !mine->is(Kind::Scalar) || mine->scalar == other->scalar)
+      continue;
+    std::string want(scalarName(other->scalar));
+    d.note(v->decl, "`" + *name + "` is `" + std::string(scalarName(mine->scalar)) +
+                        "` because an unannotated literal defaults to it")
+        .help("give it the type it is used at, `let " + *name + ": " + want + " = ...;`, or convert it here: `" +
+              (mine == &l ? spelt("(" + ls + " as " + want + ")", rs) : spelt(ls, "(" + rs + " as " + want + ")")) +
+              "`");
+    return Type::error();
+  }
   if (numeric && l.is(Kind::Scalar) && r.is(Kind::Scalar))
     d.help("convert one side explicitly, e.g. `" + spelt(ls, "(" + rs + " as " + std::string(scalarName(l.scalar)) + ")") +
            "`");

@@ -154,6 +154,8 @@ void Checker::letStmt(const LetStmt &l) {
     varType = Type::error();
   }
   declare(l.name, varType, l.isMutable, l.nameSpan);
+  if (!l.type && varType.is(Kind::Scalar) && isLiteralTree(*l.init, literalTrees_))
+    scopes_.back()[l.name].literalDefault = true;
 }
 
 void Checker::assignStmt(const AssignStmt &a) {

@@ -140,6 +140,9 @@ private:
     Type type;
     bool isMutable;
     Span decl;
+    /// `let x = 0.5;`: the type is the literal's default (f64 or i64), not
+    /// a choice the author wrote; a mismatch then says how to choose.
+    bool literalDefault = false;
   };
 
   void pushScope() { scopes_.emplace_back(); }

@@ -27,12 +27,30 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <new>
 #include <string_view>
 #include <vector>
 
 namespace keel::rt {
 
 std::string_view dtypeName(KeelDType t);
+
+/// The NumPy dtype a .npy file of `t` has, as NumPy writes it: `'<f4'`, or
+/// for the formats NumPy lacks Keel's one-field structured type of raw
+/// encodings, `[('fp8e4m3fn', '|u1')]` (docs/numerics.md).
+std::string npyDescr(KeelDType t);
+
+/// A host tensor's memory could not be had (an address-space limit, a
+/// cgroup, overcommit off): what() names the tensor and the bytes. The
+/// driver reports it as an error, exit status 1, before writing anything.
+class AllocationFailure : public std::bad_alloc {
+public:
+  explicit AllocationFailure(std::string message) : message_(std::move(message)) {}
+  const char *what() const noexcept override { return message_.c_str(); }
+
+private:
+  std::string message_;
+};
 
 struct Tensor {
   KeelDType dtype = KEEL_F32;
@@ -44,8 +62,9 @@ struct Tensor {
   int64_t elementCount() const;
   /// A descriptor pointing at this tensor's bytes.
   KeelBuffer view();
-  /// The same elements in row-major layout.
+  /// The same elements in row-major layout (a copy, reordered).
   Tensor toRowMajor() const;
+  bool isRowMajor() const;
 };
 
 /// The longest .npy header Keel reads (NumPy's own default is 10,000).

@@ -38,6 +38,9 @@ struct KeelBuffer;
 void keel_rt_print_tensor(const struct KeelBuffer *buffer);
 /* The same for row-major elements at `data` (a KeelDType, rank, dims). */
 void keel_rt_print_elements(const void *data, int32_t dtype, int32_t rank, const int64_t *dims);
+/* A dimension of more than 8 elements prints its first 3, `...` and its last
+ * 3, unless full printing is set (keel run / keel test --print-full). */
+void keel_rt_set_print_full(int32_t full);
 /* Memory for a tensor's elements (64-byte aligned; not cleared: generated
  * code writes every element before reading it); an impossible size stops
  * the program with the location and exit status 1. keel_rt_free keeps a few
