@@ -45,6 +45,11 @@ else:
     lit_config.note("StableHLO exit validation tests unsupported: no stablehlo-opt and stablehlo-translate in "
                     f"{stablehlo_bin or 'PATH'} (build StableHLO 1.13.8's with scripts/stablehlo-tools.sh and set "
                     "KEEL_STABLEHLO_BIN)")
+# The sanitizer build (scripts/test.sh --sanitize): AddressSanitizer maps
+# terabytes of shadow memory, so tests under an address-space limit
+# (ulimit -v) cannot run there (UNSUPPORTED: sanitizer).
+if getattr(config, "keel_sanitize", "").upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("sanitizer")
 # The sanitizer suite's settings reach the commands the tests run.
 for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "KEEL_FUZZ_ITERATIONS", "KEEL_LINALG_ITERATIONS",
              "KEEL_STABLEHLO_ITERATIONS"):

@@ -120,6 +120,14 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
       p.exit.keelMath = true;
     else if (!emit && a == "--print-full")
       keel_rt_set_print_full(1);
+    else if (emit && a == "--target-version") {
+      if (i + 1 == args.size() || args[i + 1].empty())
+        return usage("--target-version needs a StableHLO version");
+      p.exit.targetVersion = std::string(args[++i]);
+      if (!pipeline::stableHloVersionSupported(p.exit.targetVersion))
+        return usage("--target-version takes a StableHLO version from " + pipeline::stableHloVersionRange() +
+                     " (what the pinned StableHLO release serializes to), not '" + p.exit.targetVersion + "'");
+    }
     else if ((run && (a == "--entry" || a == "--arg" || a == "--out" || a == "--bind" || a == "--repeat" ||
                       a == "--max-memory")) ||
              (emit && (a == "--entry" || a == "--arg" || a == "--bind"))) {
@@ -169,6 +177,8 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
   bool exitEmit = p.emit == "linalg" || p.emit == "stablehlo";
   if (emit && !exitEmit && (!p.tensor.entry.empty() || p.exit.main || p.exit.keelMath))
     return usage("--entry and --main go with --linalg or --stablehlo, --keel-math with --linalg");
+  if (emit && !p.exit.targetVersion.empty() && p.emit != "stablehlo")
+    return usage("--target-version goes with --stablehlo");
   if (emit && p.emit == "stablehlo" && p.exit.keelMath)
     return usage("--keel-math goes with --linalg: the StableHLO exit calls no library");
   if (emit && exitEmit && p.tensor.entry.empty())

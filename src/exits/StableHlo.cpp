@@ -12,9 +12,12 @@
 
 #include "MlirModule.h"
 #include "keel/exits/MlirText.h"
+#include "keel/ir/Infer.h"
 #include "keel/support/Effects.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -62,10 +65,54 @@ bool intFits(DType from, DType to) {
 }
 
 
-/// Module-wide state: the decomposition functions of composites, by name.
+/// Module-wide state: the decomposition functions of composites, by name;
+/// the StableHLO ops (and versioned features) written for each IR op, for
+/// --target-version.
 struct ModuleState {
   std::map<std::string, std::string> decompositions;
+  struct Use {
+    std::string feature; ///< a mnemonic (`composite`) or a StableHloVersions.def feature
+    const Function *function;
+    const Op *op; ///< null for a function's own (its signature, return, call)
+  };
+  std::vector<Use> uses;
+  const Function *function = nullptr;
+  const Op *op = nullptr;
+  /// Records every `stablehlo.NAME` a line of text writes.
+  void note(const std::string &text) {
+    for (size_t at = text.find("stablehlo."); at != std::string::npos; at = text.find("stablehlo.", at + 1)) {
+      size_t end = at + 10;
+      while (end < text.size() && (std::islower(static_cast<unsigned char>(text[end])) || text[end] == '_'))
+        ++end;
+      uses.push_back({text.substr(at + 10, end - at - 10), function, op});
+    }
+  }
 };
+
+struct VersionRow {
+  const char *name;
+  StableHloVersion since;
+};
+constexpr VersionRow kOpVersions[] = {
+#define KEEL_STABLEHLO_OP(NAME, MAJOR, MINOR, PATCH) {NAME, {MAJOR, MINOR, PATCH}},
+#define KEEL_STABLEHLO_FEATURE(NAME, MAJOR, MINOR, PATCH)
+#include "StableHloVersions.def"
+};
+constexpr VersionRow kFeatureVersions[] = {
+#define KEEL_STABLEHLO_OP(NAME, MAJOR, MINOR, PATCH)
+#define KEEL_STABLEHLO_FEATURE(NAME, MAJOR, MINOR, PATCH) {NAME, {MAJOR, MINOR, PATCH}},
+#include "StableHloVersions.def"
+};
+
+std::optional<StableHloVersion> versionOf(const std::string &feature) {
+  for (const VersionRow *table : {std::begin(kOpVersions), std::begin(kFeatureVersions)}) {
+    const VersionRow *end = table == std::begin(kOpVersions) ? std::end(kOpVersions) : std::end(kFeatureVersions);
+    for (const VersionRow *r = table; r != end; ++r)
+      if (feature == r->name)
+        return r->since;
+  }
+  return std::nullopt;
+}
 
 //===-- Element code over whole tensors ----------------------------------===//
 
@@ -87,9 +134,13 @@ public:
   std::string op(const std::string &rhs, const std::string &as = "") {
     std::string n = as.empty() ? fresh() : as;
     text_ += indent_ + n + " = " + rhs + loc + "\n";
+    module_.note(rhs);
     return n;
   }
-  void line(const std::string &text) { text_ += indent_ + text + loc + "\n"; }
+  void line(const std::string &text) {
+    text_ += indent_ + text + loc + "\n";
+    module_.note(text);
+  }
   const std::string &text() const { return text_; }
 
   std::string ty(DType t) const { return tensorOf(t, shape); }
@@ -550,6 +601,8 @@ void FunctionEmitter::dot(const Op &o) {
     dims += ", batching_dims = " + list(o.lhsBatch) + " x " + list(o.rhsBatch);
   dims += ", contracting_dims = " + list(o.lhsContract) + " x " + list(o.rhsContract);
   if (tf32)
+    module_.uses.push_back({"dot_general algorithm", &f_, &o});
+  if (tf32)
     dims += ", algorithm = <lhs_precision_type = tf32, rhs_precision_type = tf32, accumulation_type = f32, "
             "lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, "
             "allow_imprecise_accumulation = false>";
@@ -564,6 +617,8 @@ void FunctionEmitter::dot(const Op &o) {
 
 void FunctionEmitter::emitOp(const Op &o) {
   stableHloCapabilities().require(f_, o);
+  module_.function = &f_;
+  module_.op = &o;
   code_.loc = mlirLocation(o.loc);
   const TensorType *out = o.resultTypes.empty() ? nullptr : &o.resultTypes[0];
   if (out)
@@ -691,7 +746,70 @@ std::string emitMain(const Function &entry, const std::string &symbol, const std
   return detail::functionHead("public ", "main", {}, returnedTypes) + " {\n" + b.text() + "  }\n";
 }
 
+/// E0915 for each op the module writes that `target` does not have yet, at
+/// the IR op it was written for (once per op and feature); an op without a
+/// version row is the exit's own bug (std::logic_error, an internal error).
+void refuseNewer(const ModuleState &module, const std::string &target, std::vector<Refusal> &refusals) {
+  std::optional<StableHloVersion> want = parseStableHloVersion(target);
+  std::set<std::pair<std::string, const void *>> seen;
+  for (const ModuleState::Use &u : module.uses) {
+    std::optional<StableHloVersion> since = versionOf(u.feature);
+    const void *at = u.op ? static_cast<const void *>(u.op) : static_cast<const void *>(u.function);
+    if (!seen.insert({u.feature, at}).second)
+      continue;
+    Location loc = u.op ? u.op->loc : u.function ? u.function->loc : Location{};
+    Span span = u.op ? u.op->textSpan : u.function ? u.function->textSpan : Span{};
+    if (!since) // the exit's own bug, reported as an internal error (as Capabilities::require's)
+      throw std::logic_error("the StableHLO exit wrote `stablehlo." + u.feature +
+                             "`, which src/exits/StableHloVersions.def does not date");
+    if (want && *want < *since) {
+      std::string what = u.feature == "dot_general algorithm"
+                             ? "the tf32 contraction (`stablehlo.dot_general` with an `algorithm`)"
+                             : "`stablehlo." + u.feature + "`";
+      std::string op = u.op ? "`" + opName(*u.op) + "` becomes " : "";
+      refusals.push_back({loc, op + what + ", which StableHLO has from " + since->str() + " on, but the target is " +
+                                   target + " (--target-version)", "", span, {}});
+    }
+  }
+}
+
 } // namespace
+
+std::string StableHloVersion::str() const {
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+namespace {
+/// MAJOR.MINOR.PATCH, each one to four decimal digits, and nothing else.
+std::optional<StableHloVersion> parseVersionText(const std::string &text) {
+  StableHloVersion v;
+  int *parts[] = {&v.major, &v.minor, &v.patch};
+  const char *p = text.data(), *end = text.data() + text.size();
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0) {
+      if (p == end || *p != '.')
+        return std::nullopt;
+      ++p;
+    }
+    if (p == end || !std::isdigit(static_cast<unsigned char>(*p)))
+      return std::nullopt;
+    auto [next, ec] = std::from_chars(p, end, *parts[i]);
+    if (ec != std::errc() || next - p > 4)
+      return std::nullopt;
+    p = next;
+  }
+  if (p != end)
+    return std::nullopt;
+  return v;
+}
+} // namespace
+
+std::optional<StableHloVersion> parseStableHloVersion(const std::string &text) {
+  std::optional<StableHloVersion> v = parseVersionText(text);
+  if (!v || *v < *parseVersionText(kStableHloOldest) || *parseVersionText(kStableHloNewest) < *v)
+    return std::nullopt;
+  return v;
+}
 
 const transforms::Capabilities &stableHloCapabilities() {
   static const transforms::Capabilities caps = [] {
@@ -739,13 +857,17 @@ ExitOutput emitStableHlo(const Module &m, const StableHloOptions &options) {
     body += emitMain(entry, symbols.at(entry.name), *options.mainArguments, module);
   for (const auto &[name, text] : module.decompositions)
     body += text;
+  std::string version = options.targetVersion.empty() ? kStableHloVersion : options.targetVersion;
+  refuseNewer(module, version, out.refusals);
+  if (!out.refusals.empty())
+    return out;
   std::string moduleName = options.mainArguments ? "main" : entry.name;
   out.text = "// Keel's StableHLO exit: @" + entry.name + (options.source.empty() ? "" : " of " + options.source) +
              (options.mainArguments ? ", called by a @main that runs it on fixed arguments," : " as @main") +
-             " and the functions it calls.\n// StableHLO " + kStableHloVersion +
+             " and the functions it calls.\n// StableHLO " + version +
              " (keel.stablehlo_version). Portable artifact:\n//   stablehlo-translate --serialize --target=" +
-             kStableHloVersion + " FILE.mlir -o FILE.mlirbc\n// docs/exits.md says which results equal keel run's.\n" +
-             "module @" + moduleName + " attributes {keel.stablehlo_version = \"" + kStableHloVersion + "\"} {\n" + body +
+             version + " FILE.mlir -o FILE.mlirbc\n// docs/exits.md says which results equal keel run's.\n" +
+             "module @" + moduleName + " attributes {keel.stablehlo_version = \"" + version + "\"} {\n" + body +
              "}\n";
   return out;
 }

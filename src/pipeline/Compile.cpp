@@ -53,6 +53,12 @@ std::optional<std::map<std::string, int64_t>> parseBindings(std::string_view tex
   return instantiate::parseBindings(text, error);
 }
 
+bool stableHloVersionSupported(const std::string &version) { return exits::parseStableHloVersion(version).has_value(); }
+
+std::string stableHloVersionRange() {
+  return std::string(exits::kStableHloOldest) + " to " + exits::kStableHloNewest;
+}
+
 namespace {
 
 ir::TensorType irType(const TensorSpec &t) {
@@ -502,7 +508,7 @@ Compiled compile(Compilation &c, const Loaded &m, Request r) {
     std::string path(c.sources.name(m.file));
     std::optional<std::string> text =
         c.options.target == Target::StableHlo
-            ? emitStableHlo(c, *module, exits::StableHloOptions{r.entry, path, mainArguments})
+            ? emitStableHlo(c, *module, exits::StableHloOptions{r.entry, path, mainArguments, r.stableHloVersion})
             : emitLinalg(c, *module, exits::LinalgOptions{r.entry, r.keelMath, mainArguments, path});
     if (text) {
       out.text = std::move(*text);

@@ -297,7 +297,7 @@ std::vector<Exit> exitsUnderTest() {
       {"linalg", exits::linalgCapabilities(),
        [](const ir::Module &m, const std::string &entry) { exits::emitLinalg(m, {entry, false, std::nullopt, "t"}); }},
       {"stablehlo", exits::stableHloCapabilities(),
-       [](const ir::Module &m, const std::string &entry) { exits::emitStableHlo(m, {entry, "t", std::nullopt}); }},
+       [](const ir::Module &m, const std::string &entry) { exits::emitStableHlo(m, {entry, "t", std::nullopt, ""}); }},
       {"cpu", cpu::cpuCapabilities(), nullptr},
   };
 }

@@ -39,8 +39,25 @@
 
 namespace keel::exits {
 
-/// The StableHLO release the text is written for and serializes to.
+/// The StableHLO release the text is written for and serializes to, by
+/// default; --target-version chooses one from kStableHloOldest (the oldest
+/// the pinned 1.13.8 release serializes to) to kStableHloNewest.
 inline constexpr const char *kStableHloVersion = "1.13.0";
+inline constexpr const char *kStableHloOldest = "0.9.0";
+inline constexpr const char *kStableHloNewest = "1.13.8";
+
+/// A StableHLO version, MAJOR.MINOR.PATCH.
+struct StableHloVersion {
+  int major = 0, minor = 0, patch = 0;
+  bool operator<(const StableHloVersion &o) const {
+    return major != o.major ? major < o.major : minor != o.minor ? minor < o.minor : patch < o.patch;
+  }
+  std::string str() const;
+};
+
+/// "1.6.0" as a version: three decimal numbers and two dots, nothing else;
+/// nullopt when malformed or outside kStableHloOldest .. kStableHloNewest.
+std::optional<StableHloVersion> parseStableHloVersion(const std::string &text);
 
 struct StableHloOptions {
   std::string entry;  ///< the function emitted as @main; its callees follow
@@ -51,6 +68,10 @@ struct StableHloOptions {
   /// floats bit-cast to unsigned integers of their width, so that
   /// `stablehlo-translate --interpret` prints exact encodings.
   std::optional<std::vector<std::vector<uint64_t>>> mainArguments;
+  /// --target-version: the version the module records and may use
+  /// (parseStableHloVersion's); empty for kStableHloVersion. An op or
+  /// attribute first in a later version is refused (E0915).
+  std::string targetVersion;
 };
 
 /// The StableHLO text of `options.entry` and every function it calls, or

@@ -125,6 +125,12 @@ std::vector<std::string_view> testPassNames();
 /// Parses `B=2,S=8` (--bind); nullopt with `error` set when malformed.
 std::optional<std::map<std::string, int64_t>> parseBindings(std::string_view text, std::string &error);
 
+/// Whether `version` (MAJOR.MINOR.PATCH) is a StableHLO version the
+/// StableHLO exit writes for (Request::stableHloVersion); the range, as
+/// "0.9.0 to 1.13.8", for messages.
+bool stableHloVersionSupported(const std::string &version);
+std::string stableHloVersionRange();
+
 /// One compilation: the sources, its diagnostics, the options and the
 /// instrumentation. Prints the --time-passes report when it ends.
 class Compilation {
@@ -240,6 +246,7 @@ struct Request {
   bool fuseByDefault = true;     ///< unless Options::fuse says
   bool mainFunction = false;     ///< ExitText: a `@main` that runs the entry on the arguments' values
   bool keelMath = false;         ///< Linalg: transcendentals call Keel's own library
+  std::string stableHloVersion;  ///< StableHlo: --target-version (valid), empty for the default
   bool dumpAst = false;          ///< Checked: the AST in `text`
   bool locations = false;        ///< TensorIr: print locations
   bool dot = false;              ///< TensorIr: the Graphviz picture in `dot`
