@@ -194,7 +194,7 @@ int runCheck(const std::vector<std::string_view> &args) {
     switch (classifyOption("check", a)) {
     case OptionClass::Help: std::fputs(helpText("check").c_str(), stdout); return 0;
     case OptionClass::Unknown: return 2;
-    default: break;
+    case OptionClass::NotAnOption: case OptionClass::Known: break;
     }
     std::string optionError;
     OptionResult common = parseOutputOption(args, i, output, optionError);

@@ -33,7 +33,7 @@ int runIr(const std::vector<std::string_view> &args) {
     switch (classifyOption("ir", a)) {
     case OptionClass::Help: std::fputs(helpText("ir").c_str(), stdout); return 0;
     case OptionClass::Unknown: return 2;
-    default: break;
+    case OptionClass::NotAnOption: case OptionClass::Known: break;
     }
     std::string optionError;
     OptionResult common = parseOutputOption(args, i, output, optionError);

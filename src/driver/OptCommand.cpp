@@ -67,7 +67,7 @@ int runOpt(const std::vector<std::string_view> &args) {
     switch (classifyOption("opt", a)) {
     case OptionClass::Help: std::fputs(helpText("opt").c_str(), stdout); return 0;
     case OptionClass::Unknown: return 2;
-    default: break;
+    case OptionClass::NotAnOption: case OptionClass::Known: break;
     }
     std::string optionError;
     OptionResult common = parseOutputOption(args, i, output, optionError);

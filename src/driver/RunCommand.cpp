@@ -102,7 +102,7 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
       p.help = true;
       return p;
     case OptionClass::Unknown: return std::nullopt;
-    default: break;
+    case OptionClass::NotAnOption: case OptionClass::Known: break;
     }
     std::string error;
     OptionResult common = parseOutputOption(args, i, p.output, error);
