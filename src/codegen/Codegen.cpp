@@ -688,11 +688,21 @@ private:
       auto id = loop::isSignedType(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
       return b_.CreateIntrinsic(id, {dst, carrier(from)}, {v});
     }
-    // Float to float.
-    if (from == Type::F32 && to == Type::F64)
-      return b_.CreateFPExt(v, dst);
-    if (from == Type::F64 && to == Type::F32)
-      return b_.CreateFPTrunc(v, dst);
+    // Float to float. LLVM's fpext and fptrunc leave a NaN's payload and
+    // sign to the target: a NaN gives the canonical NaN of its sign
+    // (docs/numerics.md), as the helpers do for the other formats.
+    if ((from == Type::F32 && to == Type::F64) || (from == Type::F64 && to == Type::F32)) {
+      llvm::Value *r = from == Type::F32 ? b_.CreateFPExt(v, dst) : b_.CreateFPTrunc(v, dst);
+      unsigned bits = from == Type::F32 ? 32 : 64;
+      llvm::Value *negative = b_.CreateICmpSLT(b_.CreateBitCast(v, b_.getIntNTy(bits)), b_.getIntN(bits, 0));
+      fp::Format f = to == Type::F32 ? fp::Format::F32 : fp::Format::F64;
+      unsigned toBits = to == Type::F32 ? 32 : 64;
+      auto nan = [&](bool neg) {
+        return b_.CreateBitCast(b_.getIntN(toBits, fp::canonicalNaN(f, neg)), dst);
+      };
+      llvm::Value *canonical = b_.CreateSelect(negative, nan(true), nan(false));
+      return b_.CreateSelect(b_.CreateFCmpUNO(v, v), canonical, r);
+    }
     if (isLowPrecision(from) && (to == Type::F32 || to == Type::F64))
       return callHelper(std::string("keel_") + formatName(from) + (to == Type::F32 ? "_to_f32" : "_to_f64"), dst, {v});
     if ((from == Type::F32 || from == Type::F64) && isLowPrecision(to))

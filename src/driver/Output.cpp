@@ -52,8 +52,10 @@ OptionResult parsePipelineOption(const std::vector<std::string_view> &args, size
     options.printAfterAll = true;
     return OptionResult::Taken;
   }
-  if (a == "--time-passes" || a == "--explain-fusion" || a == "--stats" || a == "--fuse" || a == "--no-fuse") {
+  if (a == "--time-passes" || a == "--explain-fusion" || a == "--stats" || a == "--fuse" || a == "--no-fuse" ||
+      a == "--keep-names") {
     if (a == "--time-passes") options.timePasses = true;
+    else if (a == "--keep-names") options.keepNames = true;
     else if (a == "--explain-fusion") options.explainFusion = true;
     else if (a == "--stats") options.stats = true;
     else options.fuse = a == "--fuse";

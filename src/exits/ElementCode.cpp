@@ -392,8 +392,25 @@ std::string Block::convert(DType from, DType to, const std::string &x) {
     std::string v = from == DType::F64 ? x : toF32(from, x);
     return op("arith.cmpf une, " + v + ", " + constant(w, 0) + " : " + ty(w)); // NaN is true
   }
-  if (fromFloat && toFloat)
-    return floatToFloat(from, to, x);
+  if (fromFloat && toFloat) { // a NaN gives `to`'s canonical NaN of its sign (docs/numerics.md)
+    // Every conversion keeps NaN-ness: test the result where it is an f32
+    // or f64, else the source widened exactly (the CPU lowering compares
+    // no narrower float).
+    std::string r = floatToFloat(from, to, x);
+    bool wide = to == DType::F32 || to == DType::TF32 || to == DType::F64;
+    std::string v = wide ? r : from == DType::F64 ? x : toF32(from, x);
+    DType vt = wide ? to : from == DType::F64 ? DType::F64 : DType::F32;
+    std::string nan = op("arith.cmpf uno, " + v + ", " + v + " : " + ty(vt));
+    std::string bits = "i" + std::to_string(ir::encodingBits(from));
+    std::string asInt = op("arith.bitcast " + x + " : " + ty(from) + " to " + bits);
+    std::string zero = constant("0", bits);
+    std::string negative = op("arith.cmpi slt, " + asInt + ", " + zero + " : " + bits);
+    fp::Format f = *ir::formatOf(to);
+    std::string minus = constant(to, fp::canonicalNaN(f, true)); // one statement each: the text's order
+    std::string plus = constant(to, fp::canonicalNaN(f, false));
+    std::string canonical = select(to, negative, minus, plus);
+    return select(to, nan, canonical, r);
+  }
   if (fromFloat)
     return floatToInt(from, to, x);
   if (toFloat)

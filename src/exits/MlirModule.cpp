@@ -6,7 +6,7 @@
 namespace keel::exits::detail {
 
 SsaNames::SsaNames(const ir::Function &f) {
-  for (const auto &[v, name] : ir::valueNames(f))
+  for (const auto &[v, name] : ir::displayNames(f))
     names_[v] = "%v" + name.substr(1);
 }
 

@@ -13,6 +13,7 @@
 #include "MlirModule.h"
 #include "keel/exits/MlirText.h"
 #include "keel/ir/Infer.h"
+#include "keel/ir/Text.h"
 #include "keel/support/Effects.h"
 
 #include <algorithm>
@@ -78,14 +79,28 @@ struct ModuleState {
   std::vector<Use> uses;
   const Function *function = nullptr;
   const Op *op = nullptr;
-  /// Records every `stablehlo.NAME` a line of text writes.
+  /// Records every `stablehlo.NAME` a line of text writes (outside the
+  /// file names of its locations: `loc("stablehlo.kir":1:1)`).
   void note(const std::string &text) {
-    for (size_t at = text.find("stablehlo."); at != std::string::npos; at = text.find("stablehlo.", at + 1)) {
+    for (size_t at = nextUse(text, 0); at != std::string::npos; at = nextUse(text, at + 1)) {
       size_t end = at + 10;
       while (end < text.size() && (std::islower(static_cast<unsigned char>(text[end])) || text[end] == '_'))
         ++end;
       uses.push_back({text.substr(at + 10, end - at - 10), function, op});
     }
+  }
+  static size_t nextUse(const std::string &text, size_t from) {
+    for (size_t at = text.find("stablehlo.", from); at != std::string::npos; at = text.find("stablehlo.", at + 1)) {
+      size_t loc = text.rfind("loc(\"", at);
+      if (loc == std::string::npos)
+        return at;
+      size_t close = loc + 5; // the file name's closing quote (mlirLocation escapes `"` and `\`)
+      while (close < text.size() && text[close] != '"')
+        close += text[close] == '\\' ? 2 : 1;
+      if (at > close)
+        return at;
+    }
+    return std::string::npos;
   }
 };
 
@@ -202,8 +217,11 @@ public:
   std::string binary(BinaryCode c, DType t, const std::string &a, const std::string &b, const std::string &as = "");
   std::string compare(CompareDir d, DType t, const std::string &a, const std::string &b, const std::string &as = "");
   /// An f32 holding the tf32 value nearest `x` (an f32): ties to even on
-  /// the 13 dropped bits, an overflow carries into infinity, NaN stays NaN.
+  /// the 13 dropped bits, an overflow carries into infinity, a NaN is the
+  /// canonical NaN of its sign.
   std::string roundToTf32(const std::string &x, const std::string &as = "");
+  /// The canonical NaN of `to` with the sign of `x` (a `from`).
+  std::string canonicalNaN(DType from, DType to, const std::string &x);
 
 private:
   std::string intToInt(DType from, DType to, const std::string &x, const std::string &as);
@@ -255,8 +273,24 @@ std::string Code::roundToTf32(const std::string &x, const std::string &as) {
                         splat(DType::U32, 1));
   std::string sum = bin("add", DType::U32, bits, bin("add", DType::U32, lsb, splat(DType::U32, 0xFFF)));
   std::string rounded = bin("and", DType::U32, sum, splat(DType::U32, 0xFFFFE000u));
+  std::string tf32 = bitcast(DType::U32, DType::F32, rounded);
   std::string nan = cmp("NE", DType::F32, x, x);
-  return sel(DType::F32, nan, x, bitcast(DType::U32, DType::F32, rounded), as);
+  std::string canonical = canonicalNaN(DType::F32, DType::TF32, x);
+  return sel(DType::F32, nan, canonical, tf32, as);
+}
+
+std::string Code::canonicalNaN(DType from, DType to, const std::string &x) {
+  int width = encodingBits(from);
+  DType bits = width == 8 ? DType::U8 : width == 16 ? DType::U16 : width == 32 ? DType::U32 : DType::U64;
+  // One statement each, so that the text's order is the source's.
+  std::string asBits = bitcast(from, bits, x);
+  std::string signBit = splat(bits, uint64_t{1} << (width - 1));
+  std::string negative = cmp("GE", bits, asBits, signBit);
+  fp::Format f = *formatOf(to);
+  DType carrier = to == DType::TF32 ? DType::F32 : to;
+  std::string minus = splat(carrier, fp::canonicalNaN(f, true));
+  std::string plus = splat(carrier, fp::canonicalNaN(f, false));
+  return sel(carrier, negative, minus, plus);
 }
 
 std::string Code::convert(DType from, DType to, const std::string &x, const std::string &as) {
@@ -274,8 +308,15 @@ std::string Code::convert(DType from, DType to, const std::string &x, const std:
     return intToInt(from, to, x, as);
   // A float to an integer (toward zero) of an in-range number, and into
   // fp8e4m3fn of a value within +-448: legalization guarded both. The
-  // rest rounds once to nearest, ties to even, by StableHLO's convert.
-  return cvt(from, to, x, as);
+  // rest rounds once to nearest, ties to even, by StableHLO's convert,
+  // and a NaN gives `to`'s canonical NaN of its sign (docs/numerics.md:
+  // StableHLO leaves the payload to the consumer).
+  if (!isFloat(from) || !isFloat(to))
+    return cvt(from, to, x, as);
+  std::string converted = cvt(from, to, x);
+  std::string nan = cmp("NE", from, x, x);
+  std::string canonical = canonicalNaN(from, to, x);
+  return sel(to, nan, canonical, converted, as);
 }
 
 std::string Code::unary(UnaryCode c, DType t, const std::string &x, const std::string &as) {
@@ -466,7 +507,7 @@ void FunctionEmitter::check() {
                                "(dot_general with the tf32 algorithm)";
   for (ValueId p : f_.params)
     if (f_.valueTypes[p].dtype == DType::TF32)
-      refuse(f_, "`" + f_.name + "` takes %" + std::to_string(p) + ": " + typeText(f_.valueTypes[p]) + "; " + tf32Rule +
+      refuse(f_, "`" + f_.name + "` takes " + valueName(f_, p) + ": " + typeText(f_.valueTypes[p]) + "; " + tf32Rule +
                          ", so round an f32 parameter inside the function instead");
   if (entry_) {
     auto rowMajor = [&](const TensorType &t, const std::string &what) {
@@ -476,7 +517,7 @@ void FunctionEmitter::check() {
                        "relayout inside the function instead");
     };
     for (ValueId p : f_.params)
-      rowMajor(f_.valueTypes[p], "takes %" + std::to_string(p));
+      rowMajor(f_.valueTypes[p], "takes " + valueName(f_, p));
     for (size_t i = 0; i < f_.resultTypes.size(); ++i)
       rowMajor(f_.resultTypes[i], "returns result " + std::to_string(i));
   }

@@ -26,7 +26,7 @@ std::string quoted(const std::string &s) {
 
 class DotWriter {
 public:
-  explicit DotWriter(const Function &f) : f_(f), names_(valueNames(f)) {}
+  explicit DotWriter(const Function &f) : f_(f), names_(displayNames(f)) {}
 
   /// The edges, written after all the clusters, outside them (they cross
   /// from one cluster to another).

@@ -17,8 +17,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "keel/ir/Text.h"
+#include "keel/ir/Infer.h"
 #include "keel/support/Codes.h"
 #include "keel/support/Effects.h"
+#include "keel/support/Text.h"
 
 #include <algorithm>
 #include <charconv>
@@ -185,7 +187,9 @@ private:
     return *d;
   }
 
-  TensorType type() {
+  /// A type, and where it is in the text.
+  TensorType type(Span *at = nullptr) {
+    uint32_t begin = cur_.span.begin;
     TensorType t;
     t.dtype = dtype();
     t.shape = intList("[", "]");
@@ -193,13 +197,19 @@ private:
     // a space opens a fusion region instead.
     bool layout = isPunct("{") && cur_.span.begin == lastEnd_;
     t.minorToMajor = layout ? intList("{", "}") : TensorType::rowMajor(t.shape.size());
+    if (at)
+      *at = {file_, begin, lastEnd_};
     return t;
   }
 
-  Location location() {
+  /// An explicit `loc(...)`, else where `at` is in this file: IR read from
+  /// a `.kir` file carries the file's own lines and columns into the exits.
+  Location location(Span at) {
     Location l;
-    if (!(cur_.kind == T::Ident && cur_.text == "loc"))
-      return l;
+    if (!(cur_.kind == T::Ident && cur_.text == "loc")) {
+      LineColumn lc = sources_.lineColumn(file_, at.begin);
+      return {std::string(sources_.name(file_)), lc.line, lc.column};
+    }
     advance();
     expect("(");
     l.file = take(T::String, "a file name").text;
@@ -221,17 +231,23 @@ private:
       defined_[it->second] = true;
       return it->second;
     }
+    ValueId v = named(name, std::move(type));
+    defined_.push_back(true);
+    return v;
+  }
+  /// A new value with the author's name (`%q` is `q`).
+  ValueId named(const Tok &name, TensorType type) {
     ValueId v = fn_->newValue(std::move(type));
     names_.emplace(name.text, v);
-    defined_.push_back(true);
+    fn_->names.resize(v + 1);
+    fn_->names[v] = name.text.substr(1);
     return v;
   }
   ValueId useValue(const Tok &name) {
     auto it = names_.find(name.text);
     if (it != names_.end())
       return it->second;
-    ValueId v = fn_->newValue(TensorType{});
-    names_.emplace(name.text, v);
+    ValueId v = named(name, TensorType{});
     defined_.push_back(false);
     firstUse_.emplace(v, name.span);
     return v;
@@ -252,21 +268,29 @@ private:
     while (!isPunct(")")) {
       Tok v = take(T::Value, "a parameter (%name)");
       expect(":");
-      f.params.push_back(defineValue(v, type()));
+      Span at;
+      TensorType t = type(&at);
+      f.params.push_back(defineValue(v, std::move(t)));
+      f.paramSpans.push_back(at);
       if (!accept(","))
         break;
     }
     expect(")");
     expect("->");
+    auto result = [&] {
+      Span at;
+      f.resultTypes.push_back(type(&at));
+      f.resultSpans.push_back(at);
+    };
     if (accept("(")) {
       while (!isPunct(")")) {
-        f.resultTypes.push_back(type());
+        result();
         if (!accept(","))
           break;
       }
       expect(")");
     } else {
-      f.resultTypes.push_back(type());
+      result();
     }
     if (accept("!")) {
       expect("[");
@@ -283,7 +307,7 @@ private:
       }
       expect("]");
     }
-    f.loc = location();
+    f.loc = location(kw.span);
     f.textSpan = kw.span;
     expect("{");
     while (!isPunct("}")) {
@@ -294,7 +318,7 @@ private:
     expect("}");
     for (const auto &[v, span] : firstUse_)
       if (!defined_[v])
-        failAt(span, "value is never defined");
+        failAt(span, "value `%" + f.names[v] + "` is never defined in @" + f.name);
     return f;
   }
 
@@ -341,7 +365,7 @@ private:
           op.operands.push_back(useValue(take(T::Value, "a value")));
         while (accept(","));
       }
-      op.loc = location();
+      op.loc = location(op.textSpan);
       return op;
     }
     if (op.kind == OpKind::Call)
@@ -353,18 +377,19 @@ private:
         break;
     }
     expect(")");
-    if (isPunct("{"))
-      attributes(op);
+    encodingTokens_.clear();
+    attributes(op, mnemonic.span);
     expect(":");
     do
       op.resultTypes.push_back(type());
     while (accept(","));
+    checkEncodingWidths(op);
     if (op.resultTypes.size() != resultNames.size())
       failAt(mnemonic.span, std::to_string(resultNames.size()) + " result names but " +
                                 std::to_string(op.resultTypes.size()) + " result types");
     for (size_t i = 0; i < resultNames.size(); ++i)
       op.results.push_back(defineValue(resultNames[i], op.resultTypes[i]));
-    op.loc = location();
+    op.loc = location(op.textSpan);
     if (op.kind == OpKind::Fusion)
       region(op);
     return op;
@@ -392,37 +417,86 @@ private:
     expect("}");
   }
 
-  /// `{key = value, ...}`: each key a row of Ops.def's attribute table,
-  /// read by its kind into its field.
-  void attributes(Op &op) {
-    expect("{");
-    std::vector<std::string> seen;
-    while (!isPunct("}")) {
-      Tok key = take(T::Ident, "an attribute name");
-      const std::string &k = key.text;
-      if (std::find(seen.begin(), seen.end(), k) != seen.end())
-        failAt(key.span, "attribute `" + k + "` is given twice");
-      seen.push_back(k);
-      bool known = false;
+  /// `{key = value, ...}`: each key one of the attributes Ops.def gives
+  /// the op's kind (no other key, no alias), once, read by its kind into
+  /// its field. Every attribute with a value must be given (a unit one is
+  /// present or not); an encoding's width is checked once the result type
+  /// is read (checkEncodingWidths).
+  void attributes(Op &op, Span mnemonic) {
+    const OpInfo &info = opInfo(op.kind);
+    uint32_t given = 0;
+    if (accept("{")) {
+      while (!isPunct("}")) {
+        Tok key = take(T::Ident, "an attribute name");
+        std::optional<Attr> a = parseAttrKey(key.text);
+        if (!a || !info.takes(*a))
+          failAt(key.span, std::string(a ? "`" + opName(op) + "` has no attribute `" + key.text + "`"
+                                         : "unknown attribute `" + key.text + "`") +
+                               " (" + takesText(op) + ")");
+        uint32_t bit = 1u << static_cast<unsigned>(*a);
+        if (given & bit)
+          failAt(key.span, "attribute `" + key.text + "` is given twice");
+        given |= bit;
+        switch (*a) {
 #define KEEL_IR_ATTR(Name, Key, Kind, Field)                                                                \
-  if (!known && k == Key) {                                                                                \
-    known = true;                                                                                          \
+  case Attr::Name:                                                                                         \
     read##Kind(op.Field);                                                                                  \
-  }
+    break;
 #include "keel/ir/Ops.def"
 #undef KEEL_IR_ATTR
-      if (!known) {
-        std::string takes;
-        for (size_t a = 0; a < kNumAttrs; ++a)
-          if (opInfo(op.kind).takes(static_cast<Attr>(a)))
-            takes += (takes.empty() ? "" : ", ") + std::string(attrKey(static_cast<Attr>(a)));
-        failAt(key.span, "unknown attribute `" + k + "` (`" + std::string(opInfo(op.kind).mnemonic) + "` takes " +
-                             (takes.empty() ? "none" : takes) + ")");
+        }
+        if (!accept(","))
+          break;
       }
-      if (!accept(","))
-        break;
+      expect("}");
     }
-    expect("}");
+    std::string missing;
+    size_t count = 0;
+    for (size_t i = 0; i < kNumAttrs; ++i) {
+      Attr a = static_cast<Attr>(i);
+      if (info.takes(a) && !attrIsUnit(a) && !(given & (1u << i))) {
+        missing += (missing.empty() ? "`" : ", `") + std::string(attrKey(a)) + "`";
+        ++count;
+      }
+    }
+    if (count)
+      failAt(mnemonic, "`" + opName(op) + "` needs " + (count == 1 ? "attribute " : "attributes ") +
+                           missing + " (" + takesText(op) + ")");
+  }
+  /// "`transpose` takes perm", for messages.
+  static std::string takesText(const Op &op) {
+    std::string takes;
+    for (size_t a = 0; a < kNumAttrs; ++a)
+      if (opInfo(op.kind).takes(static_cast<Attr>(a)))
+        takes += (takes.empty() ? "" : ", ") + std::string(attrKey(static_cast<Attr>(a)));
+    return "`" + opName(op) + "` takes " + (takes.empty() ? "no attributes" : takes);
+  }
+  static bool attrIsUnit(Attr a) {
+    static constexpr bool unit[] = {
+#define KEEL_IR_ATTR(Name, Key, Kind, Field) std::string_view(#Kind) == "Unit",
+#include "keel/ir/Ops.def"
+#undef KEEL_IR_ATTR
+    };
+    return unit[static_cast<size_t>(a)];
+  }
+  static std::optional<Attr> parseAttrKey(std::string_view key) {
+    for (size_t a = 0; a < kNumAttrs; ++a)
+      if (attrKey(static_cast<Attr>(a)) == key)
+        return static_cast<Attr>(a);
+    return std::nullopt;
+  }
+  /// An encoding is written with exactly the hex digits of its dtype's
+  /// width (`0x3f800000` for f32, `0x3c00` for f16, `0x1` for pred), as it
+  /// is printed: `0x3f8` for f32 is an error, never read as `0x000003f8`.
+  void checkEncodingWidths(const Op &op) {
+    if (encodingTokens_.empty() || op.resultTypes.empty())
+      return;
+    DType t = op.resultTypes[0].dtype;
+    size_t digits = (static_cast<size_t>(encodingBits(t)) + 3) / 4;
+    for (const Tok &h : encodingTokens_)
+      if (h.text.size() - 2 != digits)
+        failAt(h.span, "encoding `" + h.text + "` has " + countOf(h.text.size() - 2, "hex digit") + ", but an encoding of " +
+                           std::string(dtypeName(t)) + " has exactly " + std::to_string(digits));
   }
   void readUnit(bool &set) { set = true; }
   void readInt(int64_t &v) {
@@ -447,6 +521,7 @@ private:
       if (h.text.size() == 2 || ec != std::errc() || p != h.text.data() + h.text.size())
         failAt(h.span, "malformed encoding `" + h.text + "`");
       encodings.push_back(bits);
+      encodingTokens_.push_back(h);
       if (!accept(","))
         break;
     }
@@ -464,6 +539,7 @@ private:
   std::map<std::string, ValueId> names_;
   std::vector<bool> defined_;
   std::map<ValueId, Span> firstUse_;
+  std::vector<Tok> encodingTokens_; ///< the current op's `value` encodings
 };
 
 } // namespace

@@ -2,6 +2,7 @@
 #include "keel/ir/Text.h"
 
 #include <cstdio>
+#include <set>
 #include <unordered_map>
 
 namespace keel::ir {
@@ -35,8 +36,27 @@ public:
   }
 
 private:
+  /// The next name: `%N` in definition order, or with keepNames the
+  /// author's (the first value to claim it) and else the next number no
+  /// author name takes.
   std::string define(ValueId v) {
-    std::string name = "%" + std::to_string(names_.size());
+    std::string name;
+    if (options_.keepNames) {
+      if (authored_.empty())
+        for (const std::string &n : f_.names)
+          authored_.insert(n);
+      std::string_view own = f_.authorName(v);
+      if (!own.empty() && claimed_.insert(std::string(own)).second) {
+        name = own;
+      } else {
+        do
+          name = std::to_string(counter_++);
+        while (authored_.count(name) || !claimed_.insert(name).second);
+      }
+    } else {
+      name = std::to_string(counter_++);
+    }
+    name = "%" + name;
     names_.emplace(v, name);
     return name;
   }
@@ -156,6 +176,8 @@ private:
   const Function &f_;
   const PrintOptions &options_;
   std::unordered_map<ValueId, std::string> names_;
+  size_t counter_ = 0;
+  std::set<std::string> authored_, claimed_; ///< keepNames: every author name; the names given
   std::string out_;
 };
 
@@ -163,11 +185,22 @@ private:
 
 std::string print(const Function &f, const PrintOptions &options) { return Printer(f, options).run(); }
 
-std::unordered_map<ValueId, std::string> valueNames(const Function &f) {
-  PrintOptions options;
+std::unordered_map<ValueId, std::string> valueNames(const Function &f, const PrintOptions &options) {
   Printer p(f, options);
   p.run();
   return p.names();
+}
+
+std::unordered_map<ValueId, std::string> displayNames(const Function &f) {
+  PrintOptions options;
+  options.keepNames = true;
+  return valueNames(f, options);
+}
+
+std::string valueName(const Function &f, ValueId v) {
+  std::unordered_map<ValueId, std::string> names = displayNames(f);
+  auto it = names.find(v);
+  return it != names.end() ? it->second : "%<value " + std::to_string(v) + ">";
 }
 
 std::string print(const Module &m, const PrintOptions &options) {

@@ -2,11 +2,14 @@
 #include "keel/ir/Verifier.h"
 
 #include "keel/ir/Infer.h"
+#include "keel/ir/Text.h"
 #include "keel/support/Permutation.h"
+#include "keel/support/Text.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 namespace keel::ir {
 
@@ -18,11 +21,15 @@ public:
 
   void function(const Function &f) {
     f_ = &f;
+    names_.clear();
     defined_.assign(f.valueTypes.size(), false);
-    for (ValueId p : f.params)
-      define(p, nullptr);
-    for (const TensorType &t : f.resultTypes)
-      checkType(t, nullptr, "a result type of @" + f.name);
+    poisoned_.assign(f.valueTypes.size(), false);
+    state_.assign(f.valueTypes.size(), State::Undefined);
+    for (size_t i = 0; i < f.params.size(); ++i)
+      define(f.params[i], nullptr, i < f.paramSpans.size() ? f.paramSpans[i] : Span{});
+    for (size_t i = 0; i < f.resultTypes.size(); ++i)
+      checkType(f.resultTypes[i], nullptr, "result type " + std::to_string(i) + " of @" + f.name,
+                i < f.resultSpans.size() ? f.resultSpans[i] : Span{});
     if (f.ops.empty() || f.ops.back().kind != OpKind::Return)
       error(nullptr, "@" + f.name + " does not end with `return`");
     for (size_t i = 0; i < f.ops.size(); ++i) {
@@ -33,22 +40,60 @@ public:
   }
 
 private:
-  void error(const Op *op, std::string message) { errors_.push_back({f_, op, std::move(message)}); }
+  void error(const Op *op, std::string message, Span at = {}) {
+    errors_.push_back({f_, op, std::move(message), at});
+  }
+  std::string name(ValueId v) {
+    if (names_.empty())
+      names_ = displayNames(*f_);
+    auto it = names_.find(v);
+    return it != names_.end() ? it->second : "%<value " + std::to_string(v) + ">";
+  }
 
   const TensorType &typeOf(ValueId v) const { return f_->valueTypes[v]; }
 
-  bool define(ValueId v, const Op *op) {
+  bool define(ValueId v, const Op *op, Span at = {}) {
     if (v >= defined_.size()) {
       error(op, "value id " + std::to_string(v) + " is not a value of @" + f_->name);
       return false;
     }
     if (defined_[v]) {
-      error(op, "a value is defined twice");
+      error(op, "value " + name(v) + " is defined twice");
       return false;
     }
     defined_[v] = true;
-    checkType(typeOf(v), op, "a value's type");
-    return true;
+    state_[v] = State::Defined;
+    if (checkType(typeOf(v), op, (op ? "the type of " : "the type of parameter ") + name(v), at))
+      return true;
+    poisoned_[v] = true;
+    return false;
+  }
+
+  /// Why `o` may not read `v`: the rule it breaks.
+  std::string undefinedUse(const Op &o, ValueId v) {
+    std::string op = "`" + opName(o) + "`";
+    if (v >= defined_.size())
+      return op + " uses value id " + std::to_string(v) + ", which is not a value of @" + f_->name;
+    if (enclosing_ && (*enclosing_)[v])
+      return op + " uses " + name(v) + ", a value of @" + f_->name +
+             " outside the fusion region: a region reads only its parameters (pass " + name(v) +
+             " to the fusion as an operand)";
+    if (state_[v] == State::InClosedRegion)
+      return op + " uses " + name(v) +
+             ", a value inside a fusion region: only the values the region returns leave it, as the fusion's results";
+    return op + " uses " + name(v) + (definedAnywhere(f_->ops, v) ? " before its definition: a value is defined before "
+                                                                    "it is used"
+                                                                  : ", which is never defined");
+  }
+  static bool definedAnywhere(const std::vector<Op> &ops, ValueId v) {
+    for (const Op &o : ops) {
+      if (std::find(o.results.begin(), o.results.end(), v) != o.results.end())
+        return true;
+      if (o.region && (std::find(o.region->params.begin(), o.region->params.end(), v) != o.region->params.end() ||
+                       definedAnywhere(o.region->ops, v)))
+        return true;
+    }
+    return false;
   }
 
   /// The results of an op already reported as malformed, defined so that
@@ -59,22 +104,27 @@ private:
         defined_[r] = true;
   }
 
-  bool checkType(const TensorType &t, const Op *op, const std::string &what) {
-    for (int64_t d : t.shape)
-      if (d <= 0) {
-        error(op, what + " " + typeText(t) + " has a dimension that is not positive");
+  /// `at`: where the type is written in a signature (else the op's span).
+  bool checkType(const TensorType &t, const Op *op, const std::string &what, Span at = {}) {
+    for (size_t i = 0; i < t.shape.size(); ++i)
+      if (t.shape[i] <= 0) {
+        error(op, what + ", " + typeText(t) + ", has dimension " + std::to_string(i) + " of size " +
+                      std::to_string(t.shape[i]) + ": sizes are positive",
+              at);
         return false;
       }
     if (!t.elementCount()) {
-      error(op, what + " " + typeText(t) + " has more elements than int64 can count");
+      error(op, what + ", " + typeText(t) + ", has more elements than int64 can count", at);
       return false;
     }
     if (!t.byteCount()) { // every later stage addresses the tensor's bytes with int64
-      error(op, what + " " + typeText(t) + " has more bytes than int64 can count");
+      error(op, what + ", " + typeText(t) + ", has more bytes than int64 can count", at);
       return false;
     }
     if (!isPermutation(t.minorToMajor, t.rank())) {
-      error(op, what + " " + typeText(t) + " has a layout that is not a permutation of its dimensions");
+      error(op, what + ", " + typeText(t) + ", has layout " + layoutText(t) + ", which is not a permutation of 0 to " +
+                    std::to_string(static_cast<int64_t>(t.rank()) - 1) + " (minor to major)",
+            at);
       return false;
     }
     return true;
@@ -82,36 +132,49 @@ private:
 
   void op(const Op &o, const std::vector<TensorType> &returnTypes, bool inRegion) {
     const OpInfo &info = opInfo(o.kind);
-    // Stage 1: structure.
+    // Stage 1: structure. A malformed op still defines its results, so
+    // that their uses report nothing more (one problem, one diagnostic).
     for (ValueId v : o.operands)
       if (v >= defined_.size() || !defined_[v]) {
-        error(&o, "`" + opName(o) + "` uses a value before its definition (or from another function)");
+        error(&o, undefinedUse(o, v));
+        defineQuietly(o);
+        return;
+      }
+    for (ValueId v : o.operands)
+      if (poisoned_[v]) { // its type was reported: nothing more about what reads it
+        for (ValueId r : o.results)
+          if (r < poisoned_.size())
+            poisoned_[r] = true;
         defineQuietly(o);
         return;
       }
     if (info.operands >= 0 && o.operands.size() != static_cast<size_t>(info.operands)) {
-      error(&o, "`" + opName(o) + "` takes " + std::to_string(info.operands) + " operands, not " +
+      error(&o, "`" + opName(o) + "` takes " + countOf(static_cast<size_t>(info.operands), "operand") + ", not " +
                     std::to_string(o.operands.size()));
       defineQuietly(o);
       return;
     }
     if (info.results >= 0 && o.results.size() != static_cast<size_t>(info.results)) {
-      error(&o, "`" + opName(o) + "` has " + std::to_string(info.results) + " results, not " +
+      error(&o, "`" + opName(o) + "` has " + countOf(static_cast<size_t>(info.results), "result") + ", not " +
                     std::to_string(o.results.size()));
+      defineQuietly(o);
       return;
     }
     if (o.results.size() != o.resultTypes.size()) {
-      error(&o, "`" + opName(o) + "` names " + std::to_string(o.results.size()) + " results but types " +
-                    std::to_string(o.resultTypes.size()));
+      error(&o, "`" + opName(o) + "` names " + countOf(o.results.size(), "result") + " but gives " +
+                    countOf(o.resultTypes.size(), "type"));
+      defineQuietly(o);
       return;
     }
     if (inRegion && !info.fusible() && o.kind != OpKind::Return)
       error(&o, "`" + opName(o) + "` cannot be inside a fusion region");
     if (o.kind == OpKind::Fusion)
       region(o); // defines the region's values before the results
+    bool typed = true;
     for (ValueId r : o.results)
-      if (!define(r, &o))
-        return;
+      typed = define(r, &o) && typed;
+    if (!typed)
+      return;
     // Stage 2: the operation's rule.
     if (o.guarded && !guardable(o))
       error(&o, "`" + opName(o) + "` cannot be `guarded` (only an integer division or remainder, or a conversion "
@@ -136,13 +199,15 @@ private:
       return;
     }
     if (o.region->params.size() != o.operands.size()) {
-      error(&o, "the fusion region has " + std::to_string(o.region->params.size()) + " parameters for " +
-                    std::to_string(o.operands.size()) + " operands");
+      error(&o, "the fusion region has " + countOf(o.region->params.size(), "parameter") + " for " +
+                    countOf(o.operands.size(), "operand"));
       return;
     }
     // Values of the enclosing function are not visible inside: verify the
     // region with only its parameters defined, then restore.
     std::vector<bool> outside = defined_;
+    const std::vector<bool> *enclosing = enclosing_;
+    enclosing_ = &outside;
     std::fill(defined_.begin(), defined_.end(), false);
     for (size_t i = 0; i < o.region->params.size(); ++i) {
       ValueId p = o.region->params[i];
@@ -157,9 +222,13 @@ private:
       error(&o, "the fusion region does not end with `return`");
     for (const Op &inner : ops)
       op(inner, o.resultTypes, /*inRegion=*/true);
-    // A region's values stay inside it: outside they are undefined, so a
-    // use there is reported like any use before definition.
+    // A region's values stay inside it: outside they are undefined, and a
+    // use there is reported as an escape.
+    for (size_t v = 0; v < defined_.size(); ++v)
+      if (defined_[v] && !outside[v])
+        state_[v] = State::InClosedRegion;
     defined_ = outside;
+    enclosing_ = enclosing;
   }
 
   bool same(const Op &o, const TensorType &a, const TensorType &b, const std::string &what) {
@@ -186,14 +255,16 @@ private:
         return;
       }
       if (callee->params.size() != o.operands.size()) {
-        error(&o, "@" + o.callee + " takes " + std::to_string(callee->params.size()) + " arguments, not " +
+        error(&o, "@" + o.callee + " takes " + countOf(callee->params.size(), "argument") + ", not " +
                       std::to_string(o.operands.size()));
         return;
       }
       for (size_t i = 0; i < o.operands.size(); ++i)
-        same(o, operand(i), callee->valueTypes[callee->params[i]], "argument " + std::to_string(i) + " and parameter");
+        same(o, operand(i), callee->valueTypes[callee->params[i]],
+             "argument " + std::to_string(i) + " and @" + o.callee + "'s parameter " +
+                 valueName(*callee, callee->params[i]));
       if (o.resultTypes.size() != callee->resultTypes.size()) {
-        error(&o, "@" + o.callee + " returns " + std::to_string(callee->resultTypes.size()) + " values, not " +
+        error(&o, "@" + o.callee + " returns " + countOf(callee->resultTypes.size(), "value") + ", not " +
                       std::to_string(o.resultTypes.size()));
         return;
       }
@@ -203,8 +274,8 @@ private:
     }
     case OpKind::Return:
       if (o.operands.size() != returnTypes.size()) {
-        error(&o, "`return` of " + std::to_string(o.operands.size()) + " values where " +
-                      std::to_string(returnTypes.size()) + " are declared");
+        error(&o, "`return` of " + countOf(o.operands.size(), "value") + " where " +
+                      std::to_string(returnTypes.size()) + (returnTypes.size() == 1 ? " is" : " are") + " declared");
         return;
       }
       for (size_t i = 0; i < o.operands.size(); ++i)
@@ -241,6 +312,14 @@ private:
   std::vector<VerifierError> &errors_;
   const Function *f_ = nullptr;
   std::vector<bool> defined_;
+  /// What a value not defined here is: never defined yet, or defined inside
+  /// a fusion region already closed (an escape).
+  enum class State : uint8_t { Undefined, Defined, InClosedRegion };
+  std::vector<State> state_;
+  std::vector<bool> poisoned_; ///< values whose type was reported malformed
+  /// Inside a region: the values defined outside it (a leak when used).
+  const std::vector<bool> *enclosing_ = nullptr;
+  std::unordered_map<ValueId, std::string> names_; ///< displayNames(*f_), made on the first message
 };
 
 } // namespace
@@ -294,7 +373,7 @@ void checkCallCycles(const Module &m, std::vector<VerifierError> &errors) {
             cycle += "@" + fr.f->name + " -> ";
         }
         errors.push_back({top.f, call, "call cycle " + cycle + "@" + callee->name +
-                                           ": tensor IR has no control flow, so a recursive call never returns"});
+                                           ": tensor IR has no control flow, so a recursive call never returns", {}});
       } else if (mark[callee] == Mark::New) {
         enter(callee); // invalidates `top`
       }
@@ -310,7 +389,7 @@ std::vector<VerifierError> verify(const Module &m) {
   Verifier v(m, errors);
   for (const Function &f : m.functions) {
     if (!names.insert(f.name).second)
-      errors.push_back({&f, nullptr, "function @" + f.name + " is defined twice"});
+      errors.push_back({&f, nullptr, "function @" + f.name + " is defined twice", {}});
     v.function(f);
   }
   checkCallCycles(m, errors);

@@ -125,8 +125,10 @@ std::optional<std::vector<std::string>> parameterNames(const Loaded &m, std::str
     const ir::Function *f = m.ir->find(entry);
     if (!f)
       return std::nullopt;
-    for (size_t i = 0; i < f->params.size(); ++i)
-      names.push_back(std::to_string(i));
+    for (size_t i = 0; i < f->params.size(); ++i) { // the IR file's names: `%q` is `q`
+      std::string_view own = f->authorName(f->params[i]);
+      names.push_back(own.empty() ? std::to_string(i) : std::string(own));
+    }
     return names;
   }
   auto sig = m.source->checked.functions.find(std::string(entry));
@@ -250,8 +252,16 @@ private:
 
 bool EntryCompilation::checkNames(const std::vector<std::string> &names) {
   std::vector<bool> given(names.size(), false);
-  for (const Argument &a : r_.arguments) {
+  for (Argument &a : r_.arguments) {
     auto it = std::find(names.begin(), names.end(), a.name);
+    // IR text: a parameter is also named by its position (`--arg 0=` is
+    // the first), unless a parameter is named so.
+    if (it == names.end() && m_.ir && !a.name.empty() &&
+        std::all_of(a.name.begin(), a.name.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) &&
+        a.name.size() <= 9 && std::stoul(a.name) < names.size()) {
+      a.name = names[std::stoul(a.name)];
+      it = std::find(names.begin(), names.end(), a.name);
+    }
     if (it == names.end()) {
       std::string list;
       for (const std::string &n : names)
@@ -417,8 +427,8 @@ void cpuProduct(Compilation &c, const Request &r, loop::Module lowered, Compiled
   out.status = Compiled::Status::Ok;
 }
 
-void tensorIrProduct(const Request &r, const ir::Module &m, Compiled &out) {
-  out.text = ir::print(m, {r.locations});
+void tensorIrProduct(const Compilation &c, const Request &r, const ir::Module &m, Compiled &out) {
+  out.text = ir::print(m, {r.locations, c.options.keepNames});
   if (r.dot)
     out.dot = ir::printDot(m);
   out.status = Compiled::Status::Ok;
@@ -464,7 +474,7 @@ Compiled compile(Compilation &c, const Loaded &m, Request r) {
     ir::Module module = *m.ir;
     if (!runPasses(c, module, r.fuseByDefault))
       return out;
-    tensorIrProduct(r, module, out);
+    tensorIrProduct(c, r, module, out);
     return out;
   }
   if (r.entry.empty()) { // the whole program: main, its tests, what they call
@@ -494,7 +504,7 @@ Compiled compile(Compilation &c, const Loaded &m, Request r) {
   out.signature = signatureOf(f, *names);
 
   switch (r.product) {
-  case Product::TensorIr: tensorIrProduct(r, *module, out); return out;
+  case Product::TensorIr: tensorIrProduct(c, r, *module, out); return out;
   case Product::ExitText: {
     std::optional<std::vector<std::vector<uint64_t>>> mainArguments;
     if (r.mainFunction) {

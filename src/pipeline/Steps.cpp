@@ -26,6 +26,8 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <map>
+#include <unordered_map>
 #include <exception>
 #include <stdexcept>
 
@@ -45,10 +47,25 @@ struct TensorPass {
 bool fusion(Compilation &c, ir::Module &m) {
   transforms::FusionReport report;
   bool changed = transforms::fuse(m, {}, &report);
-  if (c.options.explainFusion)
+  if (c.options.explainFusion) {
+    // Named in the fused function, as its printed IR, --dot and exits are.
+    std::map<std::string, std::unordered_map<ir::ValueId, std::string>> names;
+    for (const ir::Function &f : m.functions)
+      names.emplace(f.name, ir::displayNames(f));
+    auto end = [&](const std::string &function, const std::vector<ir::ValueId> &results, const std::string &op) {
+      std::string s;
+      for (ir::ValueId r : results) {
+        auto it = names[function].find(r);
+        s += (s.empty() ? "" : ", ") + (it != names[function].end() ? it->second : "%?");
+      }
+      return s.empty() ? op : s + " = " + op;
+    };
     for (const transforms::FusionReport::Edge &e : report.edges)
-      std::fprintf(stderr, "fusion @%s: %s -> %s: %s\n", e.function.c_str(), e.producer.c_str(), e.consumer.c_str(),
+      std::fprintf(stderr, "fusion @%s: %s -> %s: %s\n", e.function.c_str(),
+                   end(e.function, e.producerResults, e.producerOp).c_str(),
+                   end(e.function, e.consumerResults, e.consumerOp).c_str(),
                    e.fused ? "fused" : ("not fused: " + e.reason).c_str());
+  }
   if (c.options.stats)
     std::fprintf(stderr,
                  "fusion: %zu region%s formed; intermediate tensors materialized: %lld bytes unfused, %lld bytes "
@@ -209,7 +226,7 @@ std::optional<ir::Module> instantiateEntry(Compilation &c, const Checked &source
       "instantiate", [&] { return instantiate::build(c.sources, source.program, source.checked, request, c.diags); });
   if (!m)
     return std::nullopt;
-  c.printAfter("instantiate", true, [&] { return ir::print(*m); });
+  c.printAfter("instantiate", true, [&] { return ir::print(*m, {false, c.options.keepNames}); });
   if (!c.timed("verify", [&] { return verifyAfter(c, "instantiate", *m); }))
     return std::nullopt;
   return m;
@@ -243,7 +260,7 @@ bool runPasses(Compilation &c, ir::Module &m, bool fuseByDefault) {
           .note("`" + std::string(p.name) + "` produced this IR:\n" + ir::print(m));
       return false;
     }
-    c.printAfter(p.name, changed, [&] { return ir::print(m); });
+    c.printAfter(p.name, changed, [&] { return ir::print(m, {false, c.options.keepNames}); });
     return !changed || c.timed("verify", [&] { return verifyAfter(c, p.name, m); });
   };
   bool fuse = c.options.fuse.value_or(fuseByDefault);
@@ -295,15 +312,22 @@ std::string withEffects(const SourceManager &sources, Span at, const std::vector
   std::string_view text = sources.text(at.file);
   size_t begin = text.rfind('\n', at.begin);
   begin = begin == std::string_view::npos ? 0 : begin + 1;
-  size_t open = text.find('(', at.begin), brace = text.find('{', at.begin);
-  if (open == std::string_view::npos || brace == std::string_view::npos || open > brace)
+  size_t open = text.find('(', at.begin);
+  if (open == std::string_view::npos)
     return "";
   size_t close = open;
-  for (int depth = 0; close < brace; ++close)
+  for (int depth = 0; close < text.size(); ++close)
     if (text[close] == '(')
       ++depth;
     else if (text[close] == ')' && --depth == 0)
       break;
+  // The body's `{`: not a layout, which IR text writes right after a
+  // type's `]` (`f32[2,2]{0,1}`), in the parameters or the result.
+  size_t brace = close + 1;
+  while (brace < text.size() && !(text[brace] == '{' && text[brace - 1] != ']'))
+    ++brace;
+  if (close >= text.size() || brace >= text.size())
+    return "";
   std::string tail;
   for (char ch : text.substr(close + 1, brace - close - 1)) // whitespace runs as one space
     if (!std::isspace(static_cast<unsigned char>(ch)))

@@ -88,6 +88,10 @@ size_t displayWidth(std::string_view text) {
   return width;
 }
 
+std::string countOf(uint64_t n, std::string_view noun) {
+  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
+}
+
 std::string_view trim(std::string_view text) {
   while (!text.empty() && isBlank(text.front()))
     text.remove_prefix(1);

@@ -8,10 +8,8 @@
 #include "keel/transforms/Fusion.h"
 
 #include "keel/ir/Infer.h"
-#include "keel/ir/Text.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 namespace keel::transforms {
 
@@ -126,11 +124,9 @@ public:
     // Regions, each a set of top-level op indices, found on the unchanged
     // function; rewritten afterwards.
     std::vector<std::vector<size_t>> regions;
+    size_t firstEdge = report_ ? report_->edges.size() : 0;
     {
       FusionGraph g(f_);
-      std::unordered_map<ValueId, std::string> names;
-      if (report_)
-        names = ir::valueNames(f_);
       std::vector<bool> taken(f_.ops.size(), false);
       std::map<const Op *, size_t> index;
       for (size_t i = 0; i < f_.ops.size(); ++i)
@@ -143,7 +139,7 @@ public:
           if (r.kind != OpKind::Return)
             for (ValueId v : std::set<ValueId>(r.operands.begin(), r.operands.end()))
               if (auto d = g.definer.find(v); d != g.definer.end())
-                record(names, *d->second, r, canFuse(g, *d->second, r, {&r}));
+                record(*d->second, r, canFuse(g, *d->second, r, {&r}));
           continue;
         }
         std::set<const Op *> region{&r};
@@ -167,7 +163,7 @@ public:
             // (A legal producer is in no other region: all its readers are
             // in this one.)
             FusionDecision decision = legal.fuses ? costDeclines(cost_, producer, consumer, region.size()) : legal;
-            record(names, producer, consumer, decision);
+            record(producer, consumer, decision);
             if (!decision.fuses)
               continue;
             size_t p = index.at(&producer);
@@ -186,23 +182,24 @@ public:
     if (regions.empty())
       return false;
     rewrite(regions);
-    if (report_)
+    if (report_) {
       report_->regions += regions.size();
+      // A region's root now defines its inner value (the fusion defines
+      // the old one): the report names the op's own result.
+      for (size_t e = firstEdge; e < report_->edges.size(); ++e)
+        for (std::vector<ValueId> *ids : {&report_->edges[e].producerResults, &report_->edges[e].consumerResults})
+          for (ValueId &v : *ids)
+            if (auto it = rootInner_.find(v); it != rootInner_.end())
+              v = it->second;
+    }
     return true;
   }
 
 private:
-  void record(const std::unordered_map<ValueId, std::string> &names, const Op &producer, const Op &consumer,
-              const FusionDecision &d) {
-    if (!report_)
-      return;
-    auto describe = [&](const Op &o) {
-      std::string s;
-      for (ValueId r : o.results)
-        s += (s.empty() ? "" : ", ") + (names.count(r) ? names.at(r) : "%?");
-      return s + " = " + ir::opName(o);
-    };
-    report_->edges.push_back({f_.name, describe(producer), describe(consumer), d.fuses, d.reason});
+  void record(const Op &producer, const Op &consumer, const FusionDecision &d) {
+    if (report_)
+      report_->edges.push_back(
+          {f_.name, producer.results, consumer.results, ir::opName(producer), ir::opName(consumer), d.fuses, d.reason});
   }
 
   /// Replaces each region's operations with one `fusion` op at its root's
@@ -250,7 +247,7 @@ private:
     fusion.results = root.results; // readers outside keep reading the same values
     std::map<ValueId, ValueId> inner; // the root's results, renamed inside
     for (size_t k = 0; k < root.results.size(); ++k)
-      inner[root.results[k]] = f_.newValue(root.resultTypes[k]);
+      inner[root.results[k]] = rootInner_[root.results[k]] = f_.newValue(root.resultTypes[k]);
     for (size_t i : members) {
       Op o = std::move(f_.ops[i]);
       for (ValueId &v : o.operands) {
@@ -276,6 +273,7 @@ private:
   ir::Function &f_;
   const FusionCost &cost_;
   FusionReport *report_;
+  std::map<ValueId, ValueId> rootInner_; ///< a region root's old result -> its value inside
 };
 
 } // namespace

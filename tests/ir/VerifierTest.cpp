@@ -43,7 +43,7 @@ TEST(VerifierTest, ValueIdsFromNowhere) {
   Function f = identity("f");
   f.ops.back().operands = {7}; // no such value in @f
   m.functions.push_back(std::move(f));
-  EXPECT_TRUE(mentions(verify(m), "uses a value before its definition (or from another function)"));
+  EXPECT_TRUE(mentions(verify(m), "`return` uses value id 7, which is not a value of @f"));
 }
 
 TEST(VerifierTest, ResultArityAndMissingReturn) {
@@ -59,7 +59,7 @@ TEST(VerifierTest, ResultArityAndMissingReturn) {
   g.ops.clear();
   m.functions.push_back(std::move(g));
   std::vector<VerifierError> errors = verify(m);
-  EXPECT_TRUE(mentions(errors, "`unary.neg` has 1 results, not 0"));
+  EXPECT_TRUE(mentions(errors, "`unary.neg` has 1 result, not 0"));
   EXPECT_TRUE(mentions(errors, "@g does not end with `return`"));
 }
 

@@ -87,7 +87,7 @@ TEST(FusionTest, NoCostSettingMakesAnIllegalEdgeFuse) {
     // model, and says so.
     for (const transforms::FusionReport::Edge &e : report.edges)
       if (!e.fused && e.reason.find("cost model") != std::string::npos) {
-        EXPECT_NE(limit, std::numeric_limits<size_t>::max()) << e.producer << " -> " << e.consumer;
+        EXPECT_NE(limit, std::numeric_limits<size_t>::max()) << e.producerOp << " -> " << e.consumerOp;
       }
   }
 }

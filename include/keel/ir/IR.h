@@ -252,6 +252,14 @@ struct Function {
   std::vector<Op> ops; ///< ends with `return`
   Location loc;
   Span textSpan;
+  /// Where each parameter's and each result's type is in IR text (set by
+  /// the parser; empty for built functions).
+  std::vector<Span> paramSpans, resultSpans;
+
+  /// The author's name of each value read from IR text (`q` for `%q`),
+  /// indexed by ValueId; "" or past the end for a value a pass made.
+  std::vector<std::string> names;
+  std::string_view authorName(ValueId v) const { return v < names.size() ? std::string_view(names[v]) : ""; }
 
   /// The type of every value, indexed by ValueId.
   std::vector<TensorType> valueTypes;

@@ -27,13 +27,24 @@ namespace keel::ir {
 
 struct PrintOptions {
   bool locations = false;
+  /// The author's value names (`%q`, read from IR text) instead of
+  /// numbers; a value without one (a pass made it) gets the next number
+  /// no author name takes (`keel opt --keep-names`).
+  bool keepNames = false;
 };
 
 std::string print(const Module &m, const PrintOptions &options = {});
 std::string print(const Function &f, const PrintOptions &options = {});
 /// The name print() gives each value of `f` (`%3`): values are numbered in
 /// the order the text defines them, whatever their ids.
-std::unordered_map<ValueId, std::string> valueNames(const Function &f);
+std::unordered_map<ValueId, std::string> valueNames(const Function &f, const PrintOptions &options = {});
+/// The names a user meets everywhere but the renumbered printed IR
+/// (messages, --explain-fusion, --dot, the exits' `%v` names): the author's
+/// (`%q`) where IR text gave one, else the number print() gives it with
+/// keepNames (for a function built from source: print()'s numbers).
+std::unordered_map<ValueId, std::string> displayNames(const Function &f);
+/// displayNames(f) of one value.
+std::string valueName(const Function &f, ValueId v);
 
 /// The module's dataflow graph in Graphviz DOT: a cluster per function and
 /// per fusion region, a node per parameter and operation, an edge per value

@@ -28,9 +28,11 @@ struct VerifierError {
   const Function *function = nullptr;
   const Op *op = nullptr; ///< null for function-level problems
   std::string message;
-  /// Where in IR text the problem is (the op's, else the function's span).
+  Span at; ///< a type of the signature, when the problem is there
+  /// Where in IR text the problem is (the signature's type, the op's, else
+  /// the function's span).
   Span where() const {
-    return op && op->textSpan.valid() ? op->textSpan : function ? function->textSpan : Span{};
+    return at.valid() ? at : op && op->textSpan.valid() ? op->textSpan : function ? function->textSpan : Span{};
   }
 };
 

@@ -111,6 +111,9 @@ struct Options {
   std::optional<bool> fuse;
   bool explainFusion = false; ///< --explain-fusion: every edge considered, on stderr
   bool stats = false;         ///< --stats: what the passes did (regions, bytes)
+  /// --keep-names: printed IR names values as the IR file did
+  /// (ir::PrintOptions::keepNames).
+  bool keepNames = false;
   /// Kept across compilations (`keel check` of several files); null: a
   /// fresh solver, 2 s timeout.
   ProofCache *proofs = nullptr;

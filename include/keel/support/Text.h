@@ -37,6 +37,10 @@ std::string validUtf8(std::string_view text);
 /// Columns on a terminal: one per code point (and per invalid byte).
 size_t displayWidth(std::string_view text);
 
+/// `1 operand`, `2 operands`: a count and its noun, plural unless one
+/// (the noun's plural is `noun` + "s").
+std::string countOf(uint64_t n, std::string_view noun);
+
 /// Removes leading and trailing spaces, tabs and carriage returns.
 std::string_view trim(std::string_view text);
 

@@ -68,7 +68,12 @@ FusionDecision costDeclines(const FusionCost &cost, const ir::Op &producer, cons
 /// What the pass did, for --explain-fusion and --stats.
 struct FusionReport {
   struct Edge {
-    std::string function, producer, consumer; ///< "%3 = unary.exp" as `keel ir` prints the input
+    std::string function;
+    /// Each end: its results and its operation (`unary.exp`). Named after
+    /// the pass with ir::displayNames, so that the report and the fused IR
+    /// (its --dot, its exits) give a value one name.
+    std::vector<ir::ValueId> producerResults, consumerResults;
+    std::string producerOp, consumerOp;
     bool fused = false;
     std::string reason;
   };
