@@ -77,7 +77,10 @@ int runIr(const std::vector<std::string_view> &args) {
   report(sources, diags, output); // errors, or warnings
   if (!compiled.ok() || diags.errorCount() > 0)
     return 1;
-  return printTensorIr("ir", compiled, dotPath);
+  std::string text;
+  if (int status = printTensorIr("ir", compiled, dotPath, &text))
+    return status;
+  return writeOutput("ir", text, output);
 }
 
 } // namespace keel::driver

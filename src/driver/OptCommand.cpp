@@ -1,9 +1,10 @@
 //===- OptCommand.cpp - `keel opt`: parse, verify and print tensor IR ----===//
 //
-//   keel opt [--locations] [--json] [--color WHEN] [--print-after=STEP]
-//            [--print-after-all] [--time-passes] [--fuse] [--explain-fusion]
+//   keel opt [--locations] [--keep-names] [--json] [--color WHEN]
+//            [--print-after=STEP,...] [--print-before=STEP,...] [--print-changed]
+//            [--passes=P,...] [--time-passes] [--fuse] [--explain-fusion]
 //            [--stats] [--dot FILE] [--exit TARGET] [--split-input-file]
-//            [--verify-diagnostics] IRFILE
+//            [--verify-diagnostics] [-o FILE] IRFILE|-
 //
 // Reads tensor IR text, verifies it, runs the tensor IR passes
 // (pipeline::runPasses) and prints the module in canonical form. With
@@ -32,7 +33,7 @@ namespace {
 /// One module: compiled, reported (or checked against its expectations),
 /// printed; the exit status.
 int optimize(SourceManager &sources, FileId file, pipeline::Request request, const OutputOptions &output,
-             const std::string &dotPath, bool verify) {
+             const std::string &dotPath, bool verify, std::string *sink) {
   DiagnosticEngine diags(sources);
   pipeline::Compiled compiled;
   {
@@ -45,12 +46,12 @@ int optimize(SourceManager &sources, FileId file, pipeline::Request request, con
   if (verify) {
     if (!verifyDiagnostics(sources, file, diags) || !compiled.error.empty())
       return 1;
-    return compiled.ok() ? printTensorIr("opt", compiled, dotPath) : 0;
+    return compiled.ok() ? printTensorIr("opt", compiled, dotPath, sink) : 0;
   }
   report(sources, diags, output);
   if (!compiled.ok() || diags.errorCount() > 0)
     return 1;
-  return printTensorIr("opt", compiled, dotPath);
+  return printTensorIr("opt", compiled, dotPath, sink);
 }
 
 } // namespace
@@ -98,17 +99,26 @@ int runOpt(const std::vector<std::string_view> &args) {
   if (!file)
     return 2;
   request.dot = !dotPath.empty();
-  std::vector<InputCase> cases = split ? splitInput(sources.text(*file)) : std::vector<InputCase>{};
-  if (!split)
-    return optimize(sources, *file, request, output, dotPath, verify);
+  // With -o, the text is collected and written once at the end.
+  std::string collected;
+  std::string *sink = output.outputPath.empty() || output.outputPath == "-" ? nullptr : &collected;
   int status = 0;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    if (i)
-      std::fputs("// -----\n", stdout);
-    std::fflush(stdout);
-    FileId part = sources.add(std::string(sources.name(*file)), std::move(cases[i].text));
-    status = std::max(status, optimize(sources, part, request, output, dotPath, verify));
+  if (!split) {
+    status = optimize(sources, *file, request, output, dotPath, verify, sink);
+  } else {
+    std::vector<InputCase> cases = splitInput(sources.text(*file));
+    for (size_t i = 0; i < cases.size(); ++i) {
+      if (i && sink)
+        collected += "// -----\n";
+      else if (i)
+        std::fputs("// -----\n", stdout);
+      std::fflush(stdout);
+      FileId part = sources.add(std::string(sources.name(*file)), std::move(cases[i].text));
+      status = std::max(status, optimize(sources, part, request, output, dotPath, verify, sink));
+    }
   }
+  if (sink && (status == 0 || !collected.empty()))
+    status = std::max(status, writeOutput("opt", collected, output));
   return status;
 }
 

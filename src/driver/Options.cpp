@@ -75,7 +75,7 @@ std::string helpText(std::string_view commandName) {
   std::vector<std::pair<std::string, std::string_view>> rows;
   size_t width = 0;
   for (const OptionRow &o : kOptions) {
-    if (o.commands.find(c->letter) == std::string_view::npos)
+    if (o.commands.find(c->letter) == std::string_view::npos || o.help.substr(0, 10) == "test only:")
       continue;
     std::string left = std::string(o.spelling) + (o.spelling == "--help" ? ", -h" : "");
     if (!o.value.empty())

@@ -48,8 +48,9 @@ std::string joined(const std::vector<std::string_view> &names) {
 OptionResult parsePipelineOption(const std::vector<std::string_view> &args, size_t &i, pipeline::Options &options,
                                  std::string &error) {
   std::string_view a = args[i];
-  if (a == "--print-after-all") {
-    options.printAfterAll = true;
+  if (a == "--print-after-all" || a == "--print-before-all" || a == "--print-changed") {
+    (a == "--print-after-all" ? options.printAfterAll : a == "--print-before-all" ? options.printBeforeAll
+                                                                                 : options.printChanged) = true;
     return OptionResult::Taken;
   }
   if (a == "--time-passes" || a == "--explain-fusion" || a == "--stats" || a == "--fuse" || a == "--no-fuse" ||
@@ -62,20 +63,38 @@ OptionResult parsePipelineOption(const std::vector<std::string_view> &args, size
     return OptionResult::Taken;
   }
   bool missing = false;
-  // `--NAME=V` where V is one of `names`, appended to `out`.
+  // `--NAME=V,W,...` where each is one of `names` (or a test pass, accepted
+  // but not listed to users), appended to `out`.
+  std::vector<std::string_view> tests = pipeline::testPassNames();
   auto oneOf = [&](std::string_view name, const std::vector<std::string_view> &names, std::vector<std::string> &out) {
     std::optional<std::string_view> v = optionValue(args, i, name, missing);
     if (!v)
       return OptionResult::NotMine;
-    if (missing || std::find(names.begin(), names.end(), *v) == names.end()) {
-      error = std::string(name) + " takes one of " + joined(names) + (missing ? "" : ", not '" + std::string(*v) + "'");
-      return OptionResult::Bad;
-    }
-    out.emplace_back(*v);
+    std::string_view rest = missing ? std::string_view() : *v;
+    do {
+      std::string_view item = rest.substr(0, rest.find(','));
+      rest = item.size() < rest.size() ? rest.substr(item.size() + 1) : std::string_view();
+      if (missing || (std::find(names.begin(), names.end(), item) == names.end() &&
+                      std::find(tests.begin(), tests.end(), item) == tests.end())) {
+        error = std::string(name) + " takes one of " + joined(names) + " (or a comma list of them)" +
+                (missing ? "" : ", not '" + std::string(item) + "'");
+        return OptionResult::Bad;
+      }
+      out.emplace_back(item);
+    } while (!rest.empty());
     return OptionResult::Taken;
   };
   if (OptionResult r = oneOf("--print-after", pipeline::stepNames(), options.printAfter); r != OptionResult::NotMine)
     return r;
+  if (OptionResult r = oneOf("--print-before", pipeline::stepsReadingIr(), options.printBefore);
+      r != OptionResult::NotMine)
+    return r;
+  std::vector<std::string> passes;
+  if (OptionResult r = oneOf("--passes", pipeline::passNames(), passes); r != OptionResult::NotMine) {
+    if (r == OptionResult::Taken)
+      options.passes = std::move(passes);
+    return r;
+  }
   if (auto v = optionValue(args, i, "--exit", missing)) {
     if (*v == "cpu")
       options.target = pipeline::Target::Cpu;
@@ -92,7 +111,16 @@ OptionResult parsePipelineOption(const std::vector<std::string_view> &args, size
     }
     return OptionResult::Taken;
   }
-  return oneOf("--test-pass", pipeline::testPassNames(), options.testPasses);
+  if (std::optional<std::string_view> v = optionValue(args, i, "--test-pass", missing)) {
+    if (missing || std::find(tests.begin(), tests.end(), *v) == tests.end()) {
+      error = "--test-pass takes the name of a test pass (tests/transforms)" +
+              (missing ? std::string() : ", not '" + std::string(*v) + "'");
+      return OptionResult::Bad;
+    }
+    options.testPasses.emplace_back(*v);
+    return OptionResult::Taken;
+  }
+  return OptionResult::NotMine;
 }
 
 } // namespace
@@ -115,6 +143,14 @@ OptionResult parseOutputOption(const std::vector<std::string_view> &args, size_t
     }
     ++i;
     options.pipeline.maxNesting = n;
+    return OptionResult::Taken;
+  }
+  if (a == "-o") {
+    if (i + 1 == args.size() || args[i + 1].empty()) {
+      error = "-o needs a file (- for standard output)";
+      return OptionResult::Bad;
+    }
+    options.outputPath = std::string(args[++i]);
     return OptionResult::Taken;
   }
   if (OptionResult r = parsePipelineOption(args, i, options.pipeline, error); r != OptionResult::NotMine)
@@ -150,7 +186,8 @@ void report(const SourceManager &sources, const DiagnosticEngine &diags, const O
     std::fputs((options.json ? renderJson(sources, *d) + "\n" : renderText(sources, *d, color)).c_str(), stderr);
 }
 
-int printTensorIr(std::string_view command, const pipeline::Compiled &compiled, const std::string &dotPath) {
+int printTensorIr(std::string_view command, const pipeline::Compiled &compiled, const std::string &dotPath,
+                  std::string *sink) {
   if (!dotPath.empty()) { // the dataflow graph, fusion regions as clusters
     std::string error;
     if (!writeFileAtomically(dotPath, compiled.dot, error)) {
@@ -159,12 +196,40 @@ int printTensorIr(std::string_view command, const pipeline::Compiled &compiled, 
       return 1;
     }
   }
-  std::fputs(compiled.text.c_str(), stdout);
+  if (sink)
+    *sink += compiled.text;
+  else
+    std::fputs(compiled.text.c_str(), stdout);
   return 0;
+}
+
+int writeOutput(std::string_view command, const std::string &text, const OutputOptions &options) {
+  if (options.outputPath.empty() || options.outputPath == "-") {
+    std::fputs(text.c_str(), stdout);
+    return 0;
+  }
+  std::string error;
+  if (writeFileAtomically(options.outputPath, text, error))
+    return 0;
+  std::fprintf(stderr, "keel %.*s: error: -o: %s\n", static_cast<int>(command.size()), command.data(), error.c_str());
+  return 1;
 }
 
 std::optional<FileId> loadOrComplain(SourceManager &sources, const std::string &path, std::string_view command) {
   std::string error;
+  if (path == "-") { // standard input, bounded as a file is
+    std::string text;
+    char buffer[65536];
+    size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0 && text.size() <= kMaxSourceBytes)
+      text.append(buffer, n);
+    if (std::ferror(stdin) || text.size() > kMaxSourceBytes) {
+      std::fprintf(stderr, "keel %.*s: error: standard input: %s\n", static_cast<int>(command.size()),
+                   command.data(), std::ferror(stdin) ? "cannot be read" : "longer than a source may be (2 GiB)");
+      return std::nullopt;
+    }
+    return sources.add("<stdin>", std::move(text));
+  }
   std::optional<FileId> file = sources.load(path, error);
   if (!file)
     std::fprintf(stderr, "keel %.*s: error: %s\n", static_cast<int>(command.size()), command.data(), error.c_str());

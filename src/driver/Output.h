@@ -24,14 +24,18 @@ struct OutputOptions {
   /// --max-nesting N, --print-after[-all], --time-passes, --exit, --test-pass,
   /// --fuse/--no-fuse, --explain-fusion, --stats
   pipeline::Options pipeline;
+  /// -o FILE: where the command's text goes (empty or `-`: stdout).
+  std::string outputPath;
   /// Colour: always, or auto on a terminal without NO_COLOR or TERM=dumb.
   bool useColor() const;
 };
 
 enum class OptionResult { NotMine, Taken, Bad };
 
-/// Takes `--json`, `--color WHEN`, `--color=WHEN`, `--max-nesting N` or a
-/// pipeline option (`--print-after=STEP`, `--print-after-all`,
+/// Takes `--json`, `--color WHEN`, `--color=WHEN`, `--max-nesting N`, `-o
+/// FILE` or a pipeline option (`--print-after=STEP,...`, `--print-after-all`,
+/// `--print-before=STEP,...`, `--print-before-all`, `--print-changed`,
+/// `--passes=P,...`, `--keep-names`,
 /// `--time-passes`, `--exit reference|cpu`, `--test-pass=NAME`, `--fuse`,
 /// `--no-fuse`, `--explain-fusion`, `--stats`; a value may
 /// also follow as the next argument) at args[i] (advancing i past a value);
@@ -43,10 +47,18 @@ OptionResult parseOutputOption(const std::vector<std::string_view> &args, size_t
 void report(const SourceManager &sources, const DiagnosticEngine &diags, const OutputOptions &options);
 
 /// `keel ir` and `keel opt`'s output: the --dot file when asked (all or
-/// nothing), then the tensor IR text on stdout; the exit status.
-int printTensorIr(std::string_view command, const pipeline::Compiled &compiled, const std::string &dotPath);
+/// nothing), then the tensor IR text, appended to `sink` when given (-o
+/// writes it at the end), else on stdout; the exit status.
+int printTensorIr(std::string_view command, const pipeline::Compiled &compiled, const std::string &dotPath,
+                  std::string *sink = nullptr);
 
-/// Loads a file, or prints "keel COMMAND: error: ..." and returns nullopt.
+/// The command's text to -o's file, all or nothing (else on stdout); the
+/// exit status (1, with "keel COMMAND: error: -o: ...", when it cannot be
+/// written).
+int writeOutput(std::string_view command, const std::string &text, const OutputOptions &options);
+
+/// Loads a file (`-`: standard input, named `<stdin>`), or prints "keel
+/// COMMAND: error: ..." and returns nullopt.
 std::optional<FileId> loadOrComplain(SourceManager &sources, const std::string &path, std::string_view command);
 
 } // namespace keel::driver

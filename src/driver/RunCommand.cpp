@@ -279,8 +279,7 @@ int runEmit(const std::vector<std::string_view> &args) {
   std::optional<pipeline::Compiled> compiled = compileFile("emit", p->path, p->output, product);
   if (!compiled)
     return 1;
-  std::fputs(compiled->text.c_str(), stdout);
-  return 0;
+  return writeOutput("emit", compiled->text, p->output);
 }
 
 } // namespace keel::driver

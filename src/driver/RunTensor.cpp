@@ -175,10 +175,8 @@ int tensorEntry(const TensorRunOptions &o, const ExitEmitOptions *exit) {
   report(sources, diags, o.output);
   if (!compiled.ok())
     return compiled.status == pipeline::Compiled::Status::Internal ? 70 : 1;
-  if (exit) {
-    std::fputs(compiled.text.c_str(), stdout);
-    return 0;
-  }
+  if (exit)
+    return writeOutput(o.command, compiled.text, o.output);
   keel_rt_set_memory_limit(static_cast<int64_t>(memoryLimit - compiled.hostBytes)); // what compiled code may hold
   return runEntry(o, compiled);
 }

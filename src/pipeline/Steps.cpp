@@ -145,7 +145,18 @@ std::vector<std::string_view> stepNames() {
   for (const TensorPass &p : kDefaultPasses)
     out.push_back(p.name);
   out.insert(out.end(), std::begin(kSteps) + 1, std::end(kSteps));
-  for (const TensorPass &p : kTestPasses)
+  return out;
+}
+
+std::vector<std::string_view> stepsReadingIr() {
+  std::vector<std::string_view> out = stepNames();
+  out.erase(out.begin()); // instantiate reads the source
+  return out;
+}
+
+std::vector<std::string_view> passNames() {
+  std::vector<std::string_view> out;
+  for (const TensorPass &p : kDefaultPasses)
     out.push_back(p.name);
   return out;
 }
@@ -159,14 +170,13 @@ std::vector<std::string_view> testPassNames() {
 
 //===-- Instrumentation ---------------------------------------------------===//
 
-bool Compilation::wantsPrintAfter(std::string_view name) const {
-  return options.printAfterAll ||
-         std::find(options.printAfter.begin(), options.printAfter.end(), name) != options.printAfter.end();
+bool Compilation::wantsPrint(bool all, const std::vector<std::string> &names, std::string_view name) {
+  return all || std::find(names.begin(), names.end(), name) != names.end();
 }
 
-void Compilation::dump(std::string_view name, const std::string &ir) const {
-  std::fprintf(stderr, "// -----// IR Dump After %.*s //----- //\n%s\n", static_cast<int>(name.size()), name.data(),
-               ir.c_str());
+void Compilation::dump(std::string_view when, std::string_view name, const std::string &ir) const {
+  std::fprintf(stderr, "// -----// IR Dump %.*s %.*s //----- //\n%s\n", static_cast<int>(when.size()), when.data(),
+               static_cast<int>(name.size()), name.data(), ir.c_str());
 }
 
 void Compilation::addTime(std::string_view name, double seconds) {
@@ -252,6 +262,7 @@ bool runPasses(Compilation &c, ir::Module &m, bool fuseByDefault) {
     // A pass that says it changed nothing must have changed nothing (as
     // XLA checks): its module is compared with a copy of the text before.
     std::string before = ir::print(m);
+    c.printBefore(p.name, [&] { return ir::print(m, {false, c.options.keepNames}); });
     bool changed = false;
     if (!guarded(c, p.name, [&] { changed = c.timed(p.name, [&] { return p.run(c, m); }); }))
       return false;
@@ -263,20 +274,45 @@ bool runPasses(Compilation &c, ir::Module &m, bool fuseByDefault) {
     c.printAfter(p.name, changed, [&] { return ir::print(m, {false, c.options.keepNames}); });
     return !changed || c.timed("verify", [&] { return verifyAfter(c, p.name, m); });
   };
-  bool fuse = c.options.fuse.value_or(fuseByDefault);
-  for (const TensorPass &p : kDefaultPasses)
-    if ((p.run != fusion || fuse) && !run(p))
-      return false;
-  for (const std::string &name : c.options.testPasses)
+  auto byName = [&](const std::string &name) {
+    for (const TensorPass &p : kDefaultPasses)
+      if (p.name == name)
+        return run(p);
     for (const TensorPass &p : kTestPasses)
-      if (p.name == name && !run(p))
+      if (p.name == name)
+        return run(p);
+    c.diags.internalError(Span{}, "--passes names `" + name + "`, which is not a pass"); // the driver checked
+    return false;
+  };
+  bool fused = false;
+  if (c.options.passes) { // exactly the passes asked for, in order
+    for (const std::string &name : *c.options.passes) {
+      fused = fused || name == "fuse";
+      if (!byName(name))
         return false;
+    }
+  } else {
+    fused = c.options.fuse.value_or(fuseByDefault);
+    for (const TensorPass &p : kDefaultPasses)
+      if ((p.run != fusion || fused) && !run(p))
+        return false;
+  }
+  for (const std::string &name : c.options.testPasses)
+    if (!byName(name))
+      return false;
+  // What reports on fusion has nothing to say when it did not run.
+  if (!fused && c.options.explainFusion)
+    std::fprintf(stderr, "warning: --explain-fusion: fusion did not run, so there is nothing to explain (give --fuse)\n");
+  if (!fused && c.options.stats)
+    std::fprintf(stderr, "warning: --stats: fusion did not run, so there are no fusion figures (give --fuse)\n");
   return true;
 }
 
 std::optional<loop::Module> lowerForCpu(Compilation &c, const ir::Module &m, loop::Module into) {
   switch (c.options.target) {
   case Target::Cpu: {
+    c.printBefore("schedule", [&] { return ir::print(m, {false, c.options.keepNames}); });
+    c.printBefore("lower", [&] { return ir::print(m, {false, c.options.keepNames}); });
     cpu::Schedule schedule;
     if (!guarded(c, "schedule", [&] { schedule = c.timed("schedule", [&] { return cpu::cpuSchedule(m); }); }))
       return std::nullopt;
@@ -286,6 +322,7 @@ std::optional<loop::Module> lowerForCpu(Compilation &c, const ir::Module &m, loo
     break;
   }
   case Target::CpuReference:
+    c.printBefore("lower", [&] { return ir::print(m, {false, c.options.keepNames}); });
     if (!guarded(c, "lower", [&] { c.timed("lower", [&] { cpu::lowerReference(m, into); }); }))
       return std::nullopt;
     break;

@@ -101,7 +101,13 @@ struct Options {
   uint32_t maxNesting = 256; ///< --max-nesting N (E0013), at most kMaxNestingLimit
   Target target = Target::Cpu; ///< --exit reference|cpu; `keel emit --linalg`, `--stablehlo`
   bool printAfterAll = false;
-  std::vector<std::string> printAfter; ///< --print-after=STEP (may repeat)
+  std::vector<std::string> printAfter; ///< --print-after=STEP,... (may repeat): after each run of STEP
+  bool printBeforeAll = false;
+  std::vector<std::string> printBefore; ///< --print-before=STEP,...: before each run of STEP
+  bool printChanged = false;            ///< --print-changed: after every step that changed the IR
+  /// --passes=P,...: exactly these tensor passes, in order, instead of the
+  /// default pipeline (legalize, then fuse when fusing); test passes too.
+  std::optional<std::vector<std::string>> passes;
   bool timePasses = false;
   /// --test-pass=NAME: passes that exist only to test the pipeline, run
   /// after the default passes.
@@ -119,9 +125,13 @@ struct Options {
   ProofCache *proofs = nullptr;
 };
 
-/// The names --print-after accepts: every step that produces IR, and every
-/// tensor pass (test passes included).
+/// The steps --print-after names (every step that produces IR, in pipeline
+/// order), and those --print-before names (every step that reads IR). Test
+/// passes are accepted too, but not listed to users.
 std::vector<std::string_view> stepNames();
+std::vector<std::string_view> stepsReadingIr();
+/// The tensor passes --passes names (test passes accepted, not listed).
+std::vector<std::string_view> passNames();
 /// The test passes --test-pass accepts.
 std::vector<std::string_view> testPassNames();
 
@@ -164,16 +174,23 @@ public:
   void addTime(std::string_view name, double seconds);
   /// Prints `text()` as the IR after `name` when --print-after asks for it
   /// and the step changed something.
+  /// (--print-after=NAME, --print-after-all; --print-changed when
+  /// `changed`).
   template <typename F> void printAfter(std::string_view name, bool changed, F &&text) {
-    if (changed && wantsPrintAfter(name))
-      dump(name, text());
+    if (wantsPrint(options.printAfterAll, options.printAfter, name) || (changed && options.printChanged))
+      dump("After", name, text());
+  }
+  /// Prints `text()` as the IR before `name` when --print-before asks.
+  template <typename F> void printBefore(std::string_view name, F &&text) {
+    if (wantsPrint(options.printBeforeAll, options.printBefore, name))
+      dump("Before", name, text());
   }
   /// Prints the --time-passes report now (once), as the end would.
   void finish();
 
 private:
-  bool wantsPrintAfter(std::string_view name) const;
-  void dump(std::string_view name, const std::string &ir) const;
+  static bool wantsPrint(bool all, const std::vector<std::string> &names, std::string_view name);
+  void dump(std::string_view when, std::string_view name, const std::string &ir) const;
   std::vector<std::pair<std::string, double>> times_; ///< in first-run order
   bool finished_ = false;
 };
