@@ -18,6 +18,7 @@
 #include "keel/syntax/Parser.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace keel::pipeline {
 
@@ -203,8 +204,11 @@ bool lowPrecisionNpy(ir::DType t) {
   switch (t) {
   case ir::DType::F16: case ir::DType::BF16: case ir::DType::TF32: case ir::DType::FP8E4M3FN:
   case ir::DType::FP8E5M2: case ir::DType::I4: return true;
-  default: return false;
+  case ir::DType::Bool: case ir::DType::I8: case ir::DType::I16: case ir::DType::I32: case ir::DType::I64:
+  case ir::DType::U8: case ir::DType::U16: case ir::DType::U32: case ir::DType::U64: case ir::DType::F32:
+  case ir::DType::F64: return false;
   }
+  return false;
 }
 
 /// A row-major tensor's elements as encodings (i4: its 4 bits).
@@ -356,8 +360,10 @@ std::optional<std::vector<rt::Tensor>> EntryCompilation::inputs(const ir::Functi
   for (Argument &a : r_.arguments) {
     size_t i = static_cast<size_t>(std::find(names.begin(), names.end(), a.name) - names.begin());
     const ir::TensorType &want = f.valueTypes[f.params[i]];
-    if (a.seed) {
+    if (a.seed) { // the same elements whatever the layout: made row-major, then laid out
       inputs[i] = randomTensor(want, *a.seed);
+      if (physical && !want.hasDefaultLayout())
+        inputs[i] = inputs[i].toLayout(want.minorToMajor);
       continue;
     }
     rt::Tensor &t = *a.tensor;
@@ -378,13 +384,18 @@ std::optional<std::vector<rt::Tensor>> EntryCompilation::inputs(const ir::Functi
       a.tensor.reset();
       continue;
     }
-    inputs[i] = t.minorToMajor == want.minorToMajor ? std::move(t) : t.toRowMajor();
-    a.tensor.reset();
-    if (inputs[i].minorToMajor != want.minorToMajor) {
-      fail(argumentText(a.name) + ": `" + r_.entry + "` takes the layout " + ir::typeText(want) + ", which " +
-           a.origin + " cannot give");
-      return std::nullopt;
+    // A .npy holds C or Fortran order: any other layout the parameter
+    // takes is a copy, reordered once (said with --stats).
+    if (t.minorToMajor == want.minorToMajor) {
+      inputs[i] = std::move(t);
+    } else {
+      inputs[i] = t.toLayout(want.minorToMajor);
+      if (c_.options.stats)
+        std::fprintf(stderr, "%s: %s is in %s order; copied into %s, the layout `%s` takes\n",
+                     argumentText(a.name).c_str(), a.origin.c_str(), t.isRowMajor() ? "C" : "Fortran",
+                     ir::typeText(want).c_str(), r_.entry.c_str());
     }
+    a.tensor.reset();
   }
   return inputs;
 }

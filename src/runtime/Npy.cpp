@@ -247,25 +247,33 @@ std::vector<uint8_t> elementBytes(size_t n, KeelDType dtype, const std::vector<i
   }
 }
 
-/// The tensor's elements in row-major order, whatever its layout.
-std::vector<uint8_t> rowMajorBytes(const Tensor &t) {
-  size_t rank = t.shape.size(), size = keel_dtype_size(t.dtype);
-  if (t.minorToMajor == rowMajor(rank))
-    return t.data;
-  // Strides of the stored layout, in elements.
-  std::vector<int64_t> stride(rank);
+/// Each dimension's stride, in elements, of `shape` stored in layout
+/// `minorToMajor`.
+std::vector<int64_t> strides(const std::vector<int64_t> &shape, const std::vector<int64_t> &minorToMajor) {
+  std::vector<int64_t> stride(shape.size());
   int64_t s = 1;
-  for (int64_t dim : t.minorToMajor) {
+  for (int64_t dim : minorToMajor) {
     stride[static_cast<size_t>(dim)] = s;
-    s *= t.shape[static_cast<size_t>(dim)];
+    s *= shape[static_cast<size_t>(dim)];
   }
+  return stride;
+}
+
+/// The tensor's elements in layout `to`, whatever its own.
+std::vector<uint8_t> reorderedBytes(const Tensor &t, const std::vector<int64_t> &to) {
+  size_t rank = t.shape.size(), size = keel_dtype_size(t.dtype);
+  if (t.minorToMajor == to)
+    return t.data;
+  std::vector<int64_t> from = strides(t.shape, t.minorToMajor), into = strides(t.shape, to);
   std::vector<uint8_t> out = elementBytes(t.data.size(), t.dtype, t.shape);
   std::vector<int64_t> index(rank, 0);
   for (int64_t k = 0; k < t.elementCount(); ++k) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < rank; ++d)
-      offset += index[d] * stride[d];
-    std::memcpy(&out[static_cast<size_t>(k) * size], &t.data[static_cast<size_t>(offset) * size], size);
+    int64_t source = 0, target = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      source += index[d] * from[d];
+      target += index[d] * into[d];
+    }
+    std::memcpy(&out[static_cast<size_t>(target) * size], &t.data[static_cast<size_t>(source) * size], size);
     for (size_t d = rank; d-- > 0;) {
       if (++index[d] < t.shape[d])
         break;
@@ -281,12 +289,14 @@ std::string_view dtypeName(KeelDType t) {
   return static_cast<unsigned>(t) < KEEL_NUM_DTYPES ? kNames[t] : "?";
 }
 
-Tensor Tensor::toRowMajor() const {
+Tensor Tensor::toRowMajor() const { return toLayout(rowMajor(shape.size())); }
+
+Tensor Tensor::toLayout(const std::vector<int64_t> &layout) const {
   Tensor t; // not a copy of *this: the elements are copied once, reordered
   t.dtype = dtype;
   t.shape = shape;
-  t.data = rowMajorBytes(*this);
-  t.minorToMajor = rowMajor(shape.size());
+  t.data = reorderedBytes(*this, layout);
+  t.minorToMajor = layout;
   return t;
 }
 
@@ -532,7 +542,7 @@ bool writeNpyStream(std::ostream &out, const Tensor &t) {
   if (fortran || t.minorToMajor == rowMajor(t.shape.size())) {
     out.write(reinterpret_cast<const char *>(t.data.data()), static_cast<std::streamsize>(t.data.size()));
   } else {
-    std::vector<uint8_t> data = rowMajorBytes(t);
+    std::vector<uint8_t> data = reorderedBytes(t, rowMajor(t.shape.size()));
     out.write(reinterpret_cast<const char *>(data.data()), static_cast<std::streamsize>(data.size()));
   }
   return static_cast<bool>(out);

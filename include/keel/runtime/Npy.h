@@ -64,6 +64,9 @@ struct Tensor {
   KeelBuffer view();
   /// The same elements in row-major layout (a copy, reordered).
   Tensor toRowMajor() const;
+  /// The same elements in `minorToMajor` (a permutation of the
+  /// dimensions), a copy reordered.
+  Tensor toLayout(const std::vector<int64_t> &minorToMajor) const;
   bool isRowMajor() const;
 };
 
