@@ -1,20 +1,26 @@
 """The CPU oracle's workloads (issue 7: W1-W5, W7), timed against NumPy and
 PyTorch (Debian python3-numpy, python3-torch) and against the machine's
-limits measured in the same run: memory bandwidth (a NumPy copy), OpenBLAS
-sgemm (NumPy's matmul through Debian's libopenblas), and a plain sequential
-C loop (gcc -O2) for W7's strictly ordered sum.
+limits measured in the same run: memory bandwidth (a NumPy copy, and a
+parallel C copy on the threads used), OpenBLAS sgemm (NumPy's matmul
+through Debian's libopenblas), the peak rates of separate f32 multiplies
+and adds and of fused multiply-adds (bench/machine_peaks.c), and a plain
+sequential C loop (gcc -O2) for W7's strictly ordered sum.
 
-usage: python3 bench/oracle_bench.py [KEEL] [--before OLD-KEEL | --fusion]
-       (KEEL: default build/src/driver/keel; --before: another keel, for
-       instance one built from an earlier commit, timed on the same
-       workloads in the same run, with the ratio of the two; --fusion: the
-       same keel with --no-fuse as the "before", and the bytes of
-       intermediate tensors each materializes, from --stats)
+usage: python3 bench/oracle_bench.py [KEEL] [--threads N] [--before OLD-KEEL | --fusion]
+       (KEEL: default build/src/driver/keel; --threads: the threads Keel,
+       OpenBLAS and PyTorch all use, default every CPU; --before: another
+       keel, for instance one built from an earlier commit, timed on the
+       same workloads in the same run, with the ratio of the two (run on
+       one thread: an older keel has no --threads); --fusion: the same keel
+       with --no-fuse as the "before", and the bytes of intermediate
+       tensors each materializes, from --stats)
 
 Keel's time is `keel run --entry ... --repeat 5`'s best call (compilation
 excluded), on inputs it generates (random:SEED); the others' best of 5.
-Keel runs on one core; OpenBLAS and PyTorch may use every core (their
-thread counts are printed)."""
+Debian 12's OpenBLAS may pick a slow kernel on a new CPU: unless
+OPENBLAS_CORETYPE is set, the benchmark times sgemm with each of SkylakeX,
+Haswell and Zen (and OpenBLAS's own choice), sets the fastest for this
+command only, and prints which."""
 import ctypes
 import math
 import os
@@ -24,10 +30,45 @@ import sys
 import tempfile
 import time
 
-import numpy as np
+SGEMM_PROBE = ("import numpy as np, time\n"
+               "a = np.random.default_rng(0).random((1024, 1024), dtype=np.float32)\n"
+               "a @ a\n"
+               "t = []\n"
+               "for _ in range(5):\n"
+               "    s = time.perf_counter(); a @ a; t.append(time.perf_counter() - s)\n"
+               "print(min(t))\n")
+
+
+def choose_coretype():
+    """Re-runs this benchmark with the OPENBLAS_CORETYPE whose sgemm is
+    fastest here (and OPENBLAS_NUM_THREADS=THREADS), unless one was set."""
+    if os.environ.get("KEEL_BENCH_CHOSEN"):
+        return
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(THREADS), KEEL_BENCH_CHOSEN="1")
+    if "OPENBLAS_CORETYPE" not in os.environ:
+        timings = {}
+        for coretype in ("", "SkylakeX", "Haswell", "Zen"):
+            probe_env = dict(env, OPENBLAS_CORETYPE=coretype) if coretype else env
+            run = subprocess.run([sys.executable, "-c", SGEMM_PROBE], env=probe_env, capture_output=True, text=True)
+            if run.returncode == 0:
+                timings[coretype] = float(run.stdout)
+        fastest = min(timings, key=timings.get) if timings else ""
+        print("OPENBLAS_CORETYPE: " + ", ".join(f"{c or 'its own choice'} {2 * 1024**3 / t / 1e9:.0f} GFLOP/s"
+                                                for c, t in timings.items()) +
+              f"; using {fastest or 'its own choice'}", flush=True)
+        if fastest:
+            env["OPENBLAS_CORETYPE"] = fastest
+    os.execve(sys.executable, [sys.executable, *sys.argv], env)
+
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ARGS = sys.argv[1:]
+THREADS = len(os.sched_getaffinity(0))
+if "--threads" in ARGS:
+    at = ARGS.index("--threads")
+    THREADS = int(ARGS[at + 1])
+    del ARGS[at:at + 2]
 BEFORE = None
 BEFORE_ARGS = []
 FUSION = "--fusion" in ARGS
@@ -43,6 +84,9 @@ if FUSION:
 BYTES = []  # (entry, fused bytes, unfused bytes) with --fusion
 SOURCE = os.path.join(HERE, "oracle.sfn")
 
+choose_coretype()
+import numpy as np  # noqa: E402  (after OPENBLAS_* are set)
+
 
 def best(function, runs=5):
     function()
@@ -57,7 +101,11 @@ def best(function, runs=5):
 def keel(entry, args, bindings, binary=None, extra=()):
     if binary is None and BEFORE:  # both, interleaved: (after, before)
         return keel(entry, args, bindings, KEEL), keel(entry, args, bindings, BEFORE, BEFORE_ARGS)
-    command = [binary or KEEL, "run", SOURCE, *extra, *(["--stats"] if FUSION and not extra else []), "--entry", entry, "--repeat", "5", "--bind",
+    # An older keel (--before) has no --threads and runs on one thread: so
+    # does this one then.
+    older = BEFORE and not FUSION
+    threads = [] if older and binary == BEFORE else ["--threads", str(1 if older else THREADS)]
+    command = [binary or KEEL, "run", SOURCE, *threads, *extra, *(["--stats"] if FUSION and not extra else []), "--entry", entry, "--repeat", "5", "--bind",
                ",".join(f"{k}={v}" for k, v in bindings.items())]
     for i, name in enumerate(args):
         command += ["--arg", f"{name}=random:{i + 1}"]
@@ -75,6 +123,7 @@ def main():
     rng = np.random.default_rng(0)
     try:
         import torch
+        torch.set_num_threads(THREADS)
         torch_threads = torch.get_num_threads()
     except ImportError:
         torch = None
@@ -101,10 +150,22 @@ def main():
         x64m = rng.random(64 * 2**20, dtype=np.float32)
         pointer = x64m.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
         c_ms = best(lambda: c_sum.ordered_sum(pointer, ctypes.c_size_t(x64m.size)))
+        peaks = {}
+        for mode, flags in (("MULADD", ["-ffp-contract=off"]), ("FMA", ["-ffp-contract=fast"]), ("COPY", [])):
+            binary = os.path.join(work, mode.lower())
+            subprocess.run(["gcc", "-O2", "-march=native", "-fopenmp", *flags, f"-DMODE_{mode}",
+                            os.path.join(HERE, "machine_peaks.c"), "-o", binary], check=True)
+            peaks[mode] = float(subprocess.run([binary, str(THREADS)], capture_output=True, text=True,
+                                               check=True).stdout)
 
-    print(f"machine: memory {bandwidth:.1f} GB/s (NumPy copy, read+write), "
+    print(f"threads: Keel {1 if BEFORE and not FUSION else THREADS}, OpenBLAS {os.environ.get('OPENBLAS_NUM_THREADS')} "
+          f"(OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', 'its own choice')}), PyTorch {torch_threads}")
+    print(f"machine: memory {bandwidth:.1f} GB/s (NumPy copy, read+write), {peaks['COPY']:.1f} GB/s "
+          f"(C copy on {THREADS} threads); f32 peak on {THREADS} threads: multiply+add {peaks['MULADD']:.0f} GFLOP/s, "
+          f"FMA {peaks['FMA']:.0f} GFLOP/s (multiply+add / FMA {peaks['MULADD'] / peaks['FMA']:.2f}); "
           f"OpenBLAS sgemm {sgemm_gflops:.0f} GFLOP/s (1024^3: {sgemm_ms:.1f} ms), "
-          f"PyTorch {torch.__version__ if torch else 'absent'} ({torch_threads} threads)")
+          f"PyTorch {torch.__version__ if torch else 'absent'}")
+    muladd = peaks["MULADD"]
     rows = []
 
     def row(name, keel_ms, numpy_ms, torch_ms, floor_ms, floor_kind):
@@ -178,6 +239,10 @@ def main():
         if BEFORE:
             line += f" {before:9.1f} {k / before:11.2f}"
         print(line + f"  ({kind})")
+    for name, flops in (("W3 matmul [1024,1024]^2", 2 * 1024**3), ("W3 batched [16,256,256]^2", 2 * 16 * 256**3)):
+        k = next(r[1] for r in rows if r[0] == name)
+        print(f"{name}: {flops / k / 1e6:.0f} GFLOP/s, {flops / k / 1e6 / muladd:.2f} of the multiply+add peak, "
+              f"{flops / k / 1e6 / sgemm_gflops:.2f} of OpenBLAS sgemm")
     if BYTES:
         print(f"\n{'entry':8} {'regions':>8} {'intermediate bytes fused':>25} {'unfused':>14}")
         for entry, regions, fused, unfused in BYTES:

@@ -21,7 +21,7 @@ if [ "$target" != all ]; then
   [[ " ${targets[*]} " == *" $target "* ]] || { echo "fuzz.sh: unknown target '$target' (${targets[*]} or all)" >&2; exit 2; }
   targets=("$target")
 fi
-ensure_packages clang-22 libclang-rt-22-dev
+ensure_packages clang-22 libclang-rt-22-dev libomp-22-dev
 CC=clang-22 CXX=clang++-22 KEEL_TARGET=fuzzers bash scripts/setup.sh build-fuzz -DKEEL_FUZZ=ON \
   -DKEEL_BUILD_TESTS=OFF -DKEEL_BUILD_BENCHMARKS=OFF
 mkdir -p build-fuzz/crashes

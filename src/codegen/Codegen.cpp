@@ -5,6 +5,7 @@
 #include "keel/numerics/Helpers.h"
 #include "keel/numerics/Math.h"
 #include "keel/runtime/Print.h"
+#include "keel/runtime/Threads.h"
 
 #include <llvm/ExecutionEngine/Orc/AbsoluteSymbols.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -18,8 +19,10 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 
 namespace keel::codegen {
 
@@ -318,32 +321,12 @@ private:
       b_.SetInsertPoint(join);
       return;
     }
-    case loop::Stmt::Kind::For: {
-      // slot = from; while (slot < to) { body; slot += 1 }, `to` evaluated once.
-      Type t = lf_->slots[s.slot];
-      llvm::Value *to = expr(*s.to);
-      b_.CreateStore(expr(*s.from), slots_[s.slot]);
-      llvm::BasicBlock *head = llvm::BasicBlock::Create(ctx_, "for.head", fn_);
-      llvm::BasicBlock *bodyBlock = llvm::BasicBlock::Create(ctx_, "for.body", fn_);
-      llvm::BasicBlock *latch = llvm::BasicBlock::Create(ctx_, "for.next", fn_);
-      llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx_, "for.end", fn_);
-      b_.CreateBr(head);
-      b_.SetInsertPoint(head);
-      llvm::Value *i = b_.CreateLoad(carrier(t), slots_[s.slot]);
-      b_.CreateCondBr(loop::isSignedType(t) ? b_.CreateICmpSLT(i, to) : b_.CreateICmpULT(i, to), bodyBlock, exit);
-      b_.SetInsertPoint(bodyBlock);
-      loops_.push_back({latch, exit});
-      block(s.body);
-      loops_.pop_back();
-      if (!b_.GetInsertBlock()->getTerminator())
-        b_.CreateBr(latch);
-      b_.SetInsertPoint(latch);
-      llvm::Value *current = b_.CreateLoad(carrier(t), slots_[s.slot]);
-      b_.CreateStore(b_.CreateAdd(current, llvm::ConstantInt::get(carrier(t), 1)), slots_[s.slot]);
-      b_.CreateBr(head);
-      b_.SetInsertPoint(exit);
+    case loop::Stmt::Kind::For:
+      if (s.parallel)
+        parallelFor(s);
+      else
+        serialFor(s.slot, expr(*s.from), expr(*s.to), s.body);
       return;
-    }
     case loop::Stmt::Kind::Loop: {
       llvm::BasicBlock *bodyBlock = llvm::BasicBlock::Create(ctx_, "loop", fn_);
       llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx_, "loop.end", fn_);
@@ -409,6 +392,124 @@ private:
       return;
     }
     }
+  }
+
+  /// slot = from; while (slot < to) { body; slot += 1 }, `to` evaluated once.
+  void serialFor(loop::Slot slot, llvm::Value *from, llvm::Value *to, const std::vector<loop::StmtPtr> &body) {
+    Type t = lf_->slots[slot];
+    b_.CreateStore(from, slots_[slot]);
+    llvm::BasicBlock *head = llvm::BasicBlock::Create(ctx_, "for.head", fn_);
+    llvm::BasicBlock *bodyBlock = llvm::BasicBlock::Create(ctx_, "for.body", fn_);
+    llvm::BasicBlock *latch = llvm::BasicBlock::Create(ctx_, "for.next", fn_);
+    llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx_, "for.end", fn_);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::Value *i = b_.CreateLoad(carrier(t), slots_[slot]);
+    b_.CreateCondBr(loop::isSignedType(t) ? b_.CreateICmpSLT(i, to) : b_.CreateICmpULT(i, to), bodyBlock, exit);
+    b_.SetInsertPoint(bodyBlock);
+    loops_.push_back({latch, exit});
+    block(body);
+    loops_.pop_back();
+    if (!b_.GetInsertBlock()->getTerminator())
+      b_.CreateBr(latch);
+    b_.SetInsertPoint(latch);
+    llvm::Value *current = b_.CreateLoad(carrier(t), slots_[slot]);
+    b_.CreateStore(b_.CreateAdd(current, llvm::ConstantInt::get(carrier(t), 1)), slots_[slot]);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(exit);
+  }
+
+  /// The slots a loop body reads (variables, the buffers it stores to and
+  /// frees) and those it assigns (its loops' counters included).
+  static void slotsOf(const std::vector<loop::StmtPtr> &body, std::set<loop::Slot> &reads,
+                      std::set<loop::Slot> &assigns) {
+    std::function<void(const loop::Expr &)> walk = [&](const loop::Expr &e) {
+      if (e.kind == loop::Expr::Kind::Var)
+        reads.insert(e.slot);
+      for (const loop::ExprPtr &o : e.operands)
+        walk(*o);
+    };
+    for (const loop::StmtPtr &s : body) {
+      switch (s->kind) {
+      case loop::Stmt::Kind::Assign: case loop::Stmt::Kind::For: assigns.insert(s->slot); break;
+      case loop::Stmt::Kind::Store: case loop::Stmt::Kind::Free: reads.insert(s->slot); break;
+      case loop::Stmt::Kind::If: case loop::Stmt::Kind::Loop: case loop::Stmt::Kind::Break:
+      case loop::Stmt::Kind::Continue: case loop::Stmt::Kind::Return: case loop::Stmt::Kind::Eval:
+      case loop::Stmt::Kind::Print: case loop::Stmt::Kind::Assert: case loop::Stmt::Kind::CheckIndex:
+        break;
+      }
+      for (const loop::ExprPtr *e : {&s->value, &s->from, &s->to, &s->index})
+        if (*e)
+          walk(**e);
+      for (const loop::TextPart &p : s->text)
+        if (p.value)
+          walk(*p.value);
+      slotsOf(s->body, reads, assigns);
+      slotsOf(s->orElse, reads, assigns);
+    }
+  }
+
+  /// A parallel `for`: its body becomes a function of (begin, end, the
+  /// slots the body reads but does not assign) that runs the iterations
+  /// begin .. end-1 in order; the verifier keeps the slots it assigns
+  /// private, so each call has its own. keel_rt_parallel_for hands each
+  /// thread one contiguous range through a wrapper of (context, begin,
+  /// end) that unpacks the read slots from a context block. The body takes
+  /// them as parameters, not loaded from memory, so that LLVM sees buffers
+  /// as it does in the function they come from (a tile of fresh memory
+  /// stays in registers: it cannot alias a parameter).
+  void parallelFor(const loop::Stmt &s) {
+    std::set<loop::Slot> reads, assigns{s.slot};
+    slotsOf(s.body, reads, assigns);
+    std::vector<loop::Slot> captured;
+    std::vector<llvm::Type *> fields;
+    for (loop::Slot r : reads)
+      if (!assigns.count(r)) {
+        captured.push_back(r);
+        fields.push_back(carrier(lf_->slots[r]));
+      }
+    llvm::StructType *contextType = llvm::StructType::get(ctx_, fields);
+    llvm::Value *from = expr(*s.from), *to = expr(*s.to);
+    llvm::IRBuilder<> atEntry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    llvm::Value *context = atEntry.CreateAlloca(contextType);
+    for (size_t i = 0; i < captured.size(); ++i)
+      b_.CreateStore(b_.CreateLoad(fields[i], slots_[captured[i]]), b_.CreateStructGEP(contextType, context, static_cast<unsigned>(i)));
+
+    llvm::Function *outer = fn_;
+    std::vector<llvm::AllocaInst *> outerSlots = std::move(slots_);
+    std::vector<LoopTargets> outerLoops = std::move(loops_);
+    llvm::IRBuilderBase::InsertPoint resume = b_.saveIP();
+    std::vector<llvm::Type *> params{b_.getInt64Ty(), b_.getInt64Ty()};
+    params.insert(params.end(), fields.begin(), fields.end());
+    fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
+                                 llvm::Function::InternalLinkage, outer->getName() + ".parallel.body", m_);
+    fn_->addFnAttr(llvm::Attribute::NoInline);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
+    slots_.clear();
+    loops_.clear();
+    for (Type t : lf_->slots)
+      slots_.push_back(b_.CreateAlloca(carrier(t)));
+    for (size_t i = 0; i < captured.size(); ++i)
+      b_.CreateStore(fn_->getArg(static_cast<unsigned>(i + 2)), slots_[captured[i]]);
+    serialFor(s.slot, fn_->getArg(0), fn_->getArg(1), s.body);
+    b_.CreateRetVoid();
+    llvm::Function *body = fn_;
+
+    llvm::Function *wrapper = llvm::Function::Create(
+        llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt64Ty()}, false),
+        llvm::Function::InternalLinkage, outer->getName() + ".parallel", m_);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", wrapper));
+    std::vector<llvm::Value *> args{wrapper->getArg(1), wrapper->getArg(2)};
+    for (size_t i = 0; i < captured.size(); ++i)
+      args.push_back(b_.CreateLoad(fields[i], b_.CreateStructGEP(contextType, wrapper->getArg(0), static_cast<unsigned>(i))));
+    b_.CreateCall(body, args);
+    b_.CreateRetVoid();
+
+    fn_ = outer;
+    slots_ = std::move(outerSlots);
+    loops_ = std::move(outerLoops);
+    b_.restoreIP(resume);
+    callHelper("keel_rt_parallel_for", b_.getVoidTy(), {wrapper, context, from, to});
   }
 
   void text(const std::vector<loop::TextPart> &parts) {
@@ -787,6 +888,7 @@ llvm::orc::SymbolMap helperSymbols(llvm::orc::LLJIT &jit) {
   add("keel_rt_buffer_data", &keel_rt_buffer_data);
   add("keel_rt_print_elements", &keel_rt_print_elements);
   add("keel_rt_free", &keel_rt_free);
+  add("keel_rt_parallel_for", &keel_rt_parallel_for);
   // Every math function of the table (a row the numerics library lacks
   // does not compile), and pow.
 #define KEEL_MATH_FUNCTION(Enum, name, mlir, stablehlo, summary)                                           \

@@ -120,6 +120,17 @@ OptionResult parsePipelineOption(const std::vector<std::string_view> &args, size
     options.testPasses.emplace_back(*v);
     return OptionResult::Taken;
   }
+  if (std::optional<std::string_view> v = optionValue(args, i, "--threaded-work", missing)) {
+    int64_t n = 0;
+    auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+    if (missing || ec != std::errc() || end != v->data() + v->size() || n < 0) {
+      error = "--threaded-work takes a count of element operations" +
+              (missing ? std::string() : ", not '" + std::string(*v) + "'");
+      return OptionResult::Bad;
+    }
+    options.threadedWork = n;
+    return OptionResult::Taken;
+  }
   return OptionResult::NotMine;
 }
 

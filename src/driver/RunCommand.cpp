@@ -17,10 +17,12 @@
 
 #include "keel/pipeline/Pipeline.h"
 #include "keel/runtime/Print.h"
+#include "keel/runtime/Threads.h"
 
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <cstdio>
 #include <sys/wait.h>
@@ -64,6 +66,7 @@ struct Parsed {
   TensorRunOptions tensor; ///< keel run --entry, keel emit --linalg / --stablehlo
   ExitEmitOptions exit;    ///< keel emit --linalg / --stablehlo, --main, --keel-math
   std::optional<int64_t> maxMemory; ///< keel run --max-memory
+  std::optional<int32_t> threads;   ///< keel run / test --threads
   bool help = false;                ///< --help was printed: exit 0
 };
 
@@ -87,6 +90,31 @@ std::optional<int64_t> parseByteSize(std::string_view text) {
   if (n == 0 || n > (uint64_t{1} << (62 - shift)))
     return std::nullopt;
   return static_cast<int64_t>(n << shift);
+}
+
+/// A thread count, 1 to KEEL_MAX_THREADS.
+std::optional<int32_t> parseThreads(std::string_view text) {
+  int32_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 1 || n > KEEL_MAX_THREADS)
+    return std::nullopt;
+  return n;
+}
+
+/// Sets the runtime's thread count from --threads, else $KEEL_THREADS;
+/// false (after the message) when KEEL_THREADS is not a thread count.
+bool setThreads(const std::string &command, std::optional<int32_t> threads) {
+  if (!threads)
+    if (const char *env = std::getenv("KEEL_THREADS"); env && *env) {
+      threads = parseThreads(env);
+      if (!threads) {
+        usageError(command, "KEEL_THREADS must be a thread count from 1 to " + std::to_string(KEEL_MAX_THREADS) +
+                                ", not '" + env + "'");
+        return false;
+      }
+    }
+  keel_rt_set_threads(threads.value_or(0));
+  return true;
 }
 
 std::optional<Parsed> parseArgs(const std::string &command, const std::vector<std::string_view> &args, bool emit) {
@@ -120,6 +148,15 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
       p.exit.keelMath = true;
     else if (!emit && a == "--print-full")
       keel_rt_set_print_full(1);
+    else if (!emit && a == "--threads") {
+      if (i + 1 == args.size() || args[i + 1].empty())
+        return usage("--threads needs a thread count");
+      std::string value(args[++i]);
+      p.threads = parseThreads(value);
+      if (!p.threads)
+        return usage("--threads takes a thread count from 1 to " + std::to_string(KEEL_MAX_THREADS) + ", not '" +
+                     value + "'");
+    }
     else if (emit && a == "--target-version") {
       if (i + 1 == args.size() || args[i + 1].empty())
         return usage("--target-version needs a StableHLO version");
@@ -200,6 +237,8 @@ int runRun(const std::vector<std::string_view> &args) {
     return p ? 0 : 2;
   if (p->maxMemory)
     keel_rt_set_memory_limit(*p->maxMemory);
+  if (!setThreads("run", p->threads))
+    return 2;
   if (!p->tensor.entry.empty()) {
     p->tensor.path = p->path;
     p->tensor.output = p->output;
@@ -227,6 +266,8 @@ int runTest(const std::vector<std::string_view> &args) {
   std::optional<Parsed> p = parseArgs("test", args, false);
   if (!p || p->help)
     return p ? 0 : 2;
+  if (!setThreads("test", p->threads))
+    return 2;
   std::optional<pipeline::Compiled> compiled = compileFile("test", p->path, p->output, pipeline::Product::Executable);
   if (!compiled)
     return 1;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <functional>
 
 namespace keel::loop {
 
@@ -276,7 +277,7 @@ private:
         out += pad + "}\n";
         break;
       case Stmt::Kind::For:
-        out += pad + "for %" + std::to_string(s->slot) + " in " + expr(*s->from) + " .. " + expr(*s->to) + " {\n";
+        out += pad + (s->parallel ? "for.parallel %" : "for %") + std::to_string(s->slot) + " in " + expr(*s->from) + " .. " + expr(*s->to) + " {\n";
         block(s->body, depth + 1, f);
         out += pad + "}\n";
         break;
@@ -340,6 +341,7 @@ public:
   void function(const Function &f) {
     f_ = &f;
     loops_ = 0;
+    parallelBase_ = -1;
     if (f.params > f.slots.size())
       problem("more parameters than slots");
     for (Type t : f.slots)
@@ -348,9 +350,59 @@ public:
     if (f.result == Type::I4)
       problem("an i4 result (i4 is computed and stored in i8)");
     block(f.body);
+    privateSlots(f);
   }
 
 private:
+  /// A slot a parallel loop assigns is used nowhere outside that loop.
+  void privateSlots(const Function &f) {
+    // For each slot: the parallel loop it is used in (1, 2, ...; 0 outside
+    // any) at its first use, and whether it is used in several places.
+    std::vector<int> where(f.slots.size(), -1);
+    std::vector<bool> assignedInside(f.slots.size(), false), shared(f.slots.size(), false);
+    int loops = 0;
+    auto use = [&](Slot slot, int in) {
+      if (slot >= where.size())
+        return;
+      if (where[slot] == -1)
+        where[slot] = in;
+      else if (where[slot] != in)
+        shared[slot] = true;
+    };
+    std::function<void(const Expr &, int)> walkExpr = [&](const Expr &e, int in) {
+      if (e.kind == Expr::Kind::Var)
+        use(e.slot, in);
+      for (const ExprPtr &o : e.operands)
+        walkExpr(*o, in);
+    };
+    std::function<void(const std::vector<StmtPtr> &, int)> walk = [&](const std::vector<StmtPtr> &body, int in) {
+      for (const StmtPtr &s : body) {
+        int inner = in;
+        if (s->kind == Stmt::Kind::For && s->parallel && in == 0)
+          inner = ++loops;
+        bool assigns = s->kind == Stmt::Kind::Assign || s->kind == Stmt::Kind::For;
+        if (assigns || s->kind == Stmt::Kind::Store || s->kind == Stmt::Kind::Free)
+          use(s->slot, assigns ? inner : in);
+        if (assigns && inner != 0 && s->slot < assignedInside.size())
+          assignedInside[s->slot] = true;
+        for (const ExprPtr *e : {&s->value, &s->from, &s->to, &s->index})
+          if (*e)
+            walkExpr(**e, s->kind == Stmt::Kind::For ? in : inner);
+        for (const TextPart &p : s->text)
+          if (p.value)
+            walkExpr(*p.value, inner);
+        walk(s->body, inner);
+        walk(s->orElse, inner);
+        if (s->kind == Stmt::Kind::Free && in != 0 && s->slot < where.size() && !assignedInside[s->slot])
+          problem("a parallel loop frees %" + std::to_string(s->slot) + ", which it did not allocate");
+      }
+    };
+    walk(f.body, 0);
+    for (Slot slot = 0; slot < f.slots.size(); ++slot)
+      if (assignedInside[slot] && (shared[slot] || slot < f.params))
+        problem("%" + std::to_string(slot) + " is assigned in a parallel loop and used outside it");
+  }
+
   void problem(const std::string &what) { problems_.push_back("@" + f_->name + ": " + what); }
 
   Type expr(const Expr &e) {
@@ -427,6 +479,8 @@ private:
         ok = callee->slots[i] == ops[i];
       if (!ok)
         problem("call to @" + e.callee + " does not match its signature");
+      if (parallelBase_ >= 0 && callee->checksStack)
+        problem("a parallel `for` calls @" + e.callee + ", which checks its stack (the guard knows one thread's stack)");
       break;
     }
     }
@@ -450,9 +504,18 @@ private:
         Type t = s->slot < f_->slots.size() ? f_->slots[s->slot] : Type::Void;
         if (!isIntegerType(t) || expr(*s->from) != t || expr(*s->to) != t)
           problem("a `for` counter and bounds must share one integer type");
+        int outerBase = parallelBase_;
+        if (s->parallel) {
+          if (t != Type::I64)
+            problem("a parallel `for` needs an i64 counter");
+          if (parallelBase_ >= 0)
+            problem("a parallel `for` inside another");
+          parallelBase_ = loops_ + 1;
+        }
         ++loops_;
         block(s->body);
         --loops_;
+        parallelBase_ = outerBase;
         break;
       }
       case Stmt::Kind::Loop:
@@ -464,8 +527,12 @@ private:
       case Stmt::Kind::Continue:
         if (loops_ == 0)
           problem("`break` or `continue` outside a loop");
+        else if (parallelBase_ >= 0 && loops_ <= parallelBase_)
+          problem("`break` or `continue` of a parallel `for`, or out of it");
         break;
       case Stmt::Kind::Return:
+        if (parallelBase_ >= 0)
+          problem("`return` inside a parallel `for`");
         if ((s->value ? expr(*s->value) : Type::Void) != f_->result)
           problem("`return` of another type than the function's");
         break;
@@ -486,11 +553,15 @@ private:
           problem("`check_index` needs an i64 index and a positive extent");
         break;
       case Stmt::Kind::Print:
+        if (parallelBase_ >= 0)
+          problem("`print` inside a parallel `for`");
         for (const TextPart &p : s->text)
           if (p.value)
             expr(*p.value);
         break;
       case Stmt::Kind::Assert:
+        if (parallelBase_ >= 0)
+          problem("`assert` inside a parallel `for`");
         if (expr(*s->value) != Type::Bool)
           problem("an `assert` condition that is not bool");
         for (const TextPart &p : s->text)
@@ -505,6 +576,9 @@ private:
   std::vector<std::string> &problems_;
   const Function *f_ = nullptr;
   int loops_ = 0;
+  /// Inside a parallel `for`: the loop depth of its body (loops_ there);
+  /// -1 outside.
+  int parallelBase_ = -1;
 };
 
 } // namespace

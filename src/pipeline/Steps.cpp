@@ -314,7 +314,7 @@ std::optional<loop::Module> lowerForCpu(Compilation &c, const ir::Module &m, loo
     c.printBefore("schedule", [&] { return ir::print(m, {false, c.options.keepNames}); });
     c.printBefore("lower", [&] { return ir::print(m, {false, c.options.keepNames}); });
     cpu::Schedule schedule;
-    if (!guarded(c, "schedule", [&] { schedule = c.timed("schedule", [&] { return cpu::cpuSchedule(m); }); }))
+    if (!guarded(c, "schedule", [&] { schedule = c.timed("schedule", [&] { return cpu::cpuSchedule(m, c.options.threadedWork.value_or(cpu::kThreadedWork)); }); }))
       return std::nullopt;
     c.printAfter("schedule", true, [&] { return cpu::printSchedule(m, schedule); });
     if (!guarded(c, "lower", [&] { c.timed("lower", [&] { cpu::lowerScheduled(m, schedule, into); }); }))

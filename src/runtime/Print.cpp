@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
 #include <pthread.h>
 #include <string>
@@ -22,6 +23,14 @@ namespace {
 FILE *out = stdout; // stderr while an assertion failure is being reported
 
 void write(std::string_view s) { std::fwrite(s.data(), 1, s.size(), out); }
+
+/// A stop (an error that ends the program) may come from several threads
+/// of a parallel loop at once: the first to get here prints its message and
+/// exits; any other waits here until the process has ended.
+void stopping() {
+  static std::mutex first;
+  first.lock();
+}
 
 /// The shortest decimal that reads back as `bits` in `f`.
 std::string shortest(keel::fp::Format f, uint64_t bits) {
@@ -126,7 +135,8 @@ namespace {
 /// makes a tensor of the same size again and again neither returns pages
 /// to the system nor faults them in afresh. Generated code writes every
 /// element of a tensor before reading it, so memory is never cleared.
-/// Single-threaded, as generated code is.
+/// Parallel loops allocate and free on several threads: one lock guards
+/// the cache and the counts.
 constexpr size_t kHeader = 64;
 constexpr size_t kCacheBlocks = 16;
 constexpr size_t kCacheBytes = size_t{2} << 30;
@@ -147,6 +157,7 @@ std::vector<Block> &cache() {
   static Cache cached;
   return cached.blocks;
 }
+std::mutex memoryLock;
 size_t cachedBytes = 0;
 size_t liveBytes = 0; ///< every block from the system, in use or cached
 int64_t memoryLimit = -1; ///< -1: not yet read from the machine
@@ -217,10 +228,14 @@ void keel_rt_set_print_full(int32_t full) { printFull = full != 0; }
 
 void keel_rt_set_memory_limit(int64_t bytes) { memoryLimit = bytes < 0 ? 0 : bytes; }
 
-void keel_rt_release_memory(void) { releaseCache(); }
+void keel_rt_release_memory(void) {
+  std::lock_guard<std::mutex> hold(memoryLock);
+  releaseCache();
+}
 
 void *keel_rt_alloc(int64_t bytes, const char *file, int32_t line, int32_t column) {
   bool overLimit = false;
+  std::unique_lock<std::mutex> hold(memoryLock);
   if (bytes >= 0 && static_cast<uint64_t>(bytes) <= (uint64_t{1} << 62)) {
     size_t need = std::max<size_t>(static_cast<size_t>(bytes), 1);
     std::vector<Block> &blocks = cache();
@@ -248,19 +263,23 @@ void *keel_rt_alloc(int64_t bytes, const char *file, int32_t line, int32_t colum
         return data;
       }
   }
+  size_t inUse = liveBytes;
+  hold.unlock();
+  stopping();
   std::fflush(stdout);
   std::fprintf(stderr, "error: cannot allocate %lld bytes for a tensor at %s:%d:%d", static_cast<long long>(bytes),
                file, line, column);
   if (overLimit)
     std::fprintf(stderr, ": %llu bytes are in use and the memory limit is %lld bytes (keel run --max-memory)",
-                 static_cast<unsigned long long>(liveBytes), static_cast<long long>(keel_rt_memory_limit()));
+                 static_cast<unsigned long long>(inUse), static_cast<long long>(keel_rt_memory_limit()));
   std::fprintf(stderr, "\n");
   std::exit(1);
 }
 
 void keel_rt_print_elements(const void *data, int32_t dtype, int32_t rank, const int64_t *dims) {
   if (rank > KEEL_MAX_RANK) {
-    std::fflush(stdout);
+    stopping();
+  std::fflush(stdout);
     std::fprintf(stderr, "error: cannot print a tensor of rank %d; printing shows at most %d dimensions\n", rank,
                  KEEL_MAX_RANK);
     std::exit(1);
@@ -294,7 +313,8 @@ void *keel_rt_buffer_data(const KeelBuffer *b, const int64_t *expected, int32_t 
   int64_t rank = expected[1];
   const int64_t *dims = expected + 2, *order = expected + 2 + rank;
   if (rank > KEEL_MAX_RANK) {
-    std::fflush(stdout);
+    stopping();
+  std::fflush(stdout);
     std::fprintf(stderr, "error: argument %d of `%s` has rank %lld; a KeelBuffer holds at most %d dimensions\n",
                  argument, function, static_cast<long long>(rank), KEEL_MAX_RANK);
     std::exit(1);
@@ -304,6 +324,7 @@ void *keel_rt_buffer_data(const KeelBuffer *b, const int64_t *expected, int32_t 
     same = b->dims[i] == dims[i] && b->minor_to_major[i] == order[i];
   if (same && b->data)
     return b->data;
+  stopping();
   std::fflush(stdout);
   std::string got = !b ? "no buffer" : !b->data && same ? "a buffer without data"
                   : bufferTypeText(b->dtype, b->rank, b->dims, b->minor_to_major);
@@ -315,6 +336,7 @@ void *keel_rt_buffer_data(const KeelBuffer *b, const int64_t *expected, int32_t 
 void keel_rt_free(void *data) {
   if (!data)
     return;
+  std::lock_guard<std::mutex> hold(memoryLock);
   std::vector<Block> &blocks = cache();
   blocks.push_back({data, capacityOf(data)});
   cachedBytes += blocks.back().capacity;
@@ -324,6 +346,7 @@ void keel_rt_free(void *data) {
 
 void keel_rt_index_error(int64_t index, int64_t dimension, int64_t axis, const char *file, int32_t line,
                          int32_t column, int8_t isUnsigned) {
+  stopping();
   std::fflush(stdout);
   std::string shown = isUnsigned ? std::to_string(static_cast<uint64_t>(index)) : std::to_string(index);
   std::fprintf(stderr, "error: index %s is out of bounds for axis %lld of size %lld at %s:%d:%d\n", shown.c_str(),
@@ -349,6 +372,7 @@ void keel_rt_set_stack_limit(uint64_t bytes) {
 }
 
 void keel_rt_stack_overflow(const char *function, const char *file, int32_t line, int32_t column) {
+  stopping();
   std::fflush(stdout);
   std::fprintf(stderr, "error: stack overflow (recursion too deep) in %s at %s:%d:%d\n", function, file, line,
                column);
@@ -375,6 +399,7 @@ void keel_rt_print_lowp(int32_t format, uint64_t bits) {
 void keel_rt_print_end(void) { write("\n"); }
 
 void keel_rt_assert_begin(const char *file, int32_t line, int32_t column, int8_t hasMessage) {
+  stopping();
   std::fflush(stdout);
   out = stderr;
   write(std::string("assertion failed at ") + file + ":" + std::to_string(line) + ":" + std::to_string(column) +
@@ -386,6 +411,7 @@ void keel_rt_assert_fail(void) {
   std::exit(1);
 }
 void keel_rt_internal_error(const char *what) {
+  stopping();
   std::fflush(stdout);
   std::fprintf(stderr, "internal compiler error in generated code: %s (a bug in Keel)\n", what);
   std::exit(70);

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "keel/codegen/Codegen.h"
+#include "keel/runtime/Threads.h"
 
 #include <climits>
 #include <gtest/gtest.h>
@@ -138,3 +139,102 @@ TEST(CodegenTest, VerifierRejectsIllTypedLoopIR) {
 }
 
 } // namespace
+
+namespace {
+/// fn squares(p: ptr, n: i64, scale: i64): p[i] = scale * i * i for i in
+/// 0..n as a parallel loop (its counter and a local private, p, n and scale
+/// read from outside).
+Module parallelModule() {
+  Module m;
+  Function f;
+  f.name = "squares";
+  f.slots = {Type::Ptr, Type::I64, Type::I64, Type::I64, Type::I64};
+  f.params = 3;
+  f.result = Type::Void;
+  std::vector<StmtPtr> body;
+  body.push_back(assign(4, makeBinary(BinaryOp::Mul, makeVar(3, Type::I64), makeVar(3, Type::I64))));
+  auto store = std::make_unique<Stmt>();
+  store->kind = Stmt::Kind::Store;
+  store->slot = 0;
+  store->index = makeVar(3, Type::I64);
+  store->value = makeBinary(BinaryOp::Mul, makeVar(2, Type::I64), makeVar(4, Type::I64));
+  body.push_back(std::move(store));
+  StmtPtr loop = forLoop(3, 1, std::move(body));
+  loop->parallel = true;
+  f.body.push_back(std::move(loop));
+  m.functions.push_back(std::move(f));
+  return m;
+}
+} // namespace
+
+TEST(CodegenTest, ParallelLoopsComputeEveryIterationOnceAtEveryThreadCount) {
+  Module m = parallelModule();
+  ASSERT_TRUE(verify(m).empty()) << verify(m)[0];
+  EXPECT_NE(print(m).find("for.parallel %3 in"), std::string::npos);
+  std::string error;
+  std::unique_ptr<codegen::Program> program = codegen::Program::compile(m, error);
+  ASSERT_TRUE(program) << error;
+  auto squares = reinterpret_cast<void (*)(void *, int64_t, int64_t)>(program->address("squares", error));
+  ASSERT_TRUE(squares) << error;
+  for (int32_t threads : {1, 2, 3, 4, 7}) {
+    keel_rt_set_threads(threads);
+    for (int64_t n : {0, 1, 2, 5, 1000}) {
+      std::vector<int64_t> out(static_cast<size_t>(n) + 1, -1);
+      squares(out.data(), n, 3);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(out[static_cast<size_t>(i)], 3 * i * i) << "threads " << threads << ", n " << n << ", i " << i;
+      EXPECT_EQ(out[static_cast<size_t>(n)], -1) << "stored past the range";
+    }
+  }
+  keel_rt_set_threads(0);
+}
+
+TEST(CodegenTest, VerifierHoldsParallelLoopsToTheirRules) {
+  auto problemsOf = [](auto edit) {
+    Module m = parallelModule();
+    edit(m.functions[0]);
+    return verify(m);
+  };
+  auto has = [](const std::vector<std::string> &problems, const std::string &text) {
+    for (const std::string &p : problems)
+      if (p.find(text) != std::string::npos)
+        return true;
+    return false;
+  };
+  // A private slot read after the loop.
+  std::vector<std::string> p = problemsOf([](Function &f) { f.body.push_back(assign(2, makeVar(4, Type::I64))); });
+  EXPECT_TRUE(has(p, "%4 is assigned in a parallel loop and used outside it")) << (p.empty() ? "" : p[0]);
+  // A parameter assigned inside.
+  p = problemsOf([](Function &f) { f.body[0]->body.push_back(assign(1, makeConst(Type::I64, 0))); });
+  EXPECT_TRUE(has(p, "%1 is assigned in a parallel loop and used outside it"));
+  // return, print, break out of it, a parallel loop inside it, a free of an outside buffer.
+  p = problemsOf([](Function &f) { f.body[0]->body.push_back(ret(nullptr)); });
+  EXPECT_TRUE(has(p, "`return` inside a parallel `for`"));
+  p = problemsOf([](Function &f) {
+    auto print = std::make_unique<Stmt>();
+    print->kind = Stmt::Kind::Print;
+    f.body[0]->body.push_back(std::move(print));
+  });
+  EXPECT_TRUE(has(p, "`print` inside a parallel `for`"));
+  p = problemsOf([](Function &f) {
+    auto brk = std::make_unique<Stmt>();
+    brk->kind = Stmt::Kind::Break;
+    f.body[0]->body.push_back(std::move(brk));
+  });
+  EXPECT_TRUE(has(p, "`break` or `continue` of a parallel `for`, or out of it"));
+  p = problemsOf([](Function &f) {
+    f.slots.push_back(Type::I64);
+    StmtPtr inner = forLoop(5, 1, {});
+    inner->parallel = true;
+    f.body[0]->body.push_back(std::move(inner));
+  });
+  EXPECT_TRUE(has(p, "a parallel `for` inside another"));
+  p = problemsOf([](Function &f) { f.body[0]->body.push_back(makeFree(0)); });
+  EXPECT_TRUE(has(p, "a parallel loop frees %0, which it did not allocate"));
+  p = problemsOf([](Function &f) {
+    f.slots[3] = Type::I32;
+    f.body[0]->from = makeConst(Type::I32, 0);
+    f.body[0]->to = makeConst(Type::I32, 4);
+  });
+  EXPECT_TRUE(has(p, "a parallel `for` needs an i64 counter"));
+}

@@ -8,6 +8,9 @@ contractions, broadcasts, transposes, slices, reshapes, converts, selects,
 splat and dense constants, layout changes and copies), each run through
 `keel run --entry` with random inputs three ways: fused (the default),
 `--no-fuse` and `--exit reference`. Every output must be the same bytes.
+With --threads, each runs instead through `--exit reference` and with
+every operation's independent loops on threads (`--threaded-work=0`) at
+1, 2, 3 and 4 threads: KEEL_THREADS_ITERATIONS modules (default 2).
 KEEL_FUZZ_ITERATIONS sets the number of modules (default 20, ten functions
 each); a failure names its module's seed, so that it can be replayed with
 `random_programs.py KEEL DIR SEED`. Two programs run at a time.
@@ -168,10 +171,16 @@ def run(keel, path, entry, nparams, out, extra):
     return data, None
 
 
-def check(keel, work, seed, path, fn):
+VARIANTS = (("fused", []), ("unfused", ["--no-fuse"]), ("reference", ["--exit", "reference"]))
+# --threads: every operation's independent loops on threads, at 1 to 4.
+THREADED = (("reference", ["--exit", "reference"]),
+            *((f"threads-{n}", ["--threaded-work=0", "--threads", str(n)]) for n in (1, 2, 3, 4)))
+
+
+def check(keel, work, seed, path, fn, variants=VARIANTS):
     """The failure, or None."""
     results = []
-    for tag, extra in (("fused", []), ("unfused", ["--no-fuse"]), ("reference", ["--exit", "reference"])):
+    for tag, extra in variants:
         out = os.path.join(work, f"m{seed}.{fn.name}.{tag}")
         if os.path.isdir(out):
             for name in os.listdir(out):
@@ -180,8 +189,8 @@ def check(keel, work, seed, path, fn):
         if error:
             return f"FAIL seed {seed} @{fn.name} ({tag}): {error.strip()}"
         results.append(data)
-    if not (results[0] == results[1] == results[2]):
-        return f"FAIL seed {seed} @{fn.name}: fused, unfused and reference outputs differ ({path})"
+    if any(r != results[0] for r in results):
+        return f"FAIL seed {seed} @{fn.name}: {', '.join(tag for tag, _ in variants)} outputs differ ({path})"
     return None
 
 
@@ -212,10 +221,11 @@ def check_stablehlo(keel, work, seed, path, fn):
 def main():
     linalg = "--linalg" in sys.argv
     stablehlo = "--stablehlo" in sys.argv
-    argv = [a for a in sys.argv if a not in ("--linalg", "--stablehlo")]
+    threads = "--threads" in sys.argv
+    argv = [a for a in sys.argv if a not in ("--linalg", "--stablehlo", "--threads")]
     keel, work = argv[1], argv[2]
     variable, default = (("KEEL_LINALG_ITERATIONS", "6") if linalg else ("KEEL_STABLEHLO_ITERATIONS", "6") if stablehlo
-                         else ("KEEL_FUZZ_ITERATIONS", "20"))
+                         else ("KEEL_THREADS_ITERATIONS", "2") if threads else ("KEEL_FUZZ_ITERATIONS", "20"))
     seeds = [int(argv[3])] if len(argv) > 3 else range(int(os.environ.get(variable, default)))
     os.makedirs(work, exist_ok=True)
     jobs = []
@@ -227,7 +237,13 @@ def main():
             f.write("\n\n".join(fn.text() for fn in functions) + "\n")
         jobs += [(seed, path, fn) for fn in functions]
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        failures = [f for f in pool.map(lambda j: (check_linalg if linalg else check_stablehlo if stablehlo else check)(keel, work, *j), jobs) if f]
+        def one(job):
+            if linalg:
+                return check_linalg(keel, work, *job)
+            if stablehlo:
+                return check_stablehlo(keel, work, *job)
+            return check(keel, work, *job, variants=THREADED if threads else VARIANTS)
+        failures = [f for f in pool.map(one, jobs) if f]
     for f in failures:
         print(f)
     print(f"{len(jobs)} programs, {len(failures)} failed")

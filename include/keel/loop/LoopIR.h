@@ -163,6 +163,16 @@ struct Stmt {
   ExprPtr index;               ///< Store
   int64_t extent = 0, axis = 0; ///< CheckIndex
   bool unsignedIndex = false;   ///< CheckIndex: the source's index was u64 (shown unsigned)
+  /// For: the iterations are independent and may run on several threads
+  /// at once, each a contiguous range of the counter (`for.parallel`;
+  /// keel_rt_parallel_for). The verifier holds such a loop to: an i64
+  /// counter; no other parallel loop inside; no return, print or assert,
+  /// no break or continue out of it, no call of a function that checks
+  /// its stack; every slot it assigns (its counter, its locals) private to
+  /// it, used nowhere outside; no `free` of a buffer it did not allocate.
+  /// What each iteration stores must be disjoint from what the others read
+  /// and store: the lowering that marks a loop parallel guarantees it.
+  bool parallel = false;
   std::vector<std::unique_ptr<Stmt>> body, orElse;
   std::vector<TextPart> text;  ///< Print, Assert (the message)
   Location loc;

@@ -120,6 +120,10 @@ struct Options {
   /// --keep-names: printed IR names values as the IR file did
   /// (ir::PrintOptions::keepNames).
   bool keepNames = false;
+  /// --threaded-work=N (tests): the CPU schedule runs an operation's
+  /// independent loops on threads from N element operations on; unset:
+  /// cpu::kThreadedWork.
+  std::optional<int64_t> threadedWork;
   /// Kept across compilations (`keel check` of several files); null: a
   /// fresh solver, 2 s timeout.
   ProofCache *proofs = nullptr;

@@ -95,12 +95,19 @@ void ReferenceLowering::assign(Slot slot, ExprPtr value) {
   emit(std::move(s));
 }
 
-std::vector<Slot> ReferenceLowering::openNest(const std::vector<int64_t> &shape) {
+std::vector<Slot> ReferenceLowering::openNest(const std::vector<int64_t> &shape, size_t independent) {
   std::vector<Slot> counters;
-  for (int64_t n : shape) {
+  bool parallelizable = threaded_ && block_ == &fn_.body;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t n = shape[d];
     Slot s = newSlot(Type::I64);
     auto loop = std::make_unique<Stmt>();
     loop->kind = Stmt::Kind::For;
+    if (parallelizable && d < independent && n > 1) {
+      loop->parallel = true;
+      parallelizable = false;
+    }
+    parallelizable = parallelizable && n == 1;
     loop->slot = s;
     loop->from = i64(0);
     loop->to = i64(n);
@@ -216,7 +223,7 @@ Slot ReferenceLowering::bufferOf(ValueId v, const ir::Op &) { return buffer_.at(
 void ReferenceLowering::copyInto(Slot to, ValueId from) {
   const TensorType &t = type(from);
   std::vector<StmtPtr> *saved = block_;
-  std::vector<Ix> index = ixs(openNest(t.shape));
+  std::vector<Ix> index = ixs(openNest(t.shape, kEveryLoop));
   storeTo(to, t.dtype, address(t, index), load(from, index));
   block_ = saved;
 }
@@ -234,18 +241,22 @@ void ReferenceLowering::lowerOps(const std::vector<ir::Op> &ops, std::vector<Val
         *regionResults = o.operands;
         continue;
       }
-      for (size_t i = 0; i < o.operands.size(); ++i) {
-        ValueId v = o.operands[i];
-        if (!(buffer_.count(v) && buffer_.at(v) == resultSlots_[i]))
-          copyInto(resultSlots_[i], v);
-      }
-      for (ValueId v : std::set<ValueId>(owned_))
-        free(v);
+      lowerReturn(o);
       continue;
     }
     lowerOp(o);
     lowered(ops, p, regionResults != nullptr);
   }
+}
+
+void ReferenceLowering::lowerReturn(const ir::Op &o) {
+  for (size_t i = 0; i < o.operands.size(); ++i) {
+    ValueId v = o.operands[i];
+    if (!(buffer_.count(v) && buffer_.at(v) == resultSlots_[i]))
+      copyInto(resultSlots_[i], v);
+  }
+  for (ValueId v : std::set<ValueId>(owned_))
+    free(v);
 }
 
 void ReferenceLowering::lowered(const std::vector<ir::Op> &, size_t, bool) {}
@@ -373,7 +384,7 @@ void ReferenceLowering::concatenate(const ir::Op &o) {
   int64_t offset = 0;
   for (ValueId x : o.operands) {
     std::vector<StmtPtr> *saved = block_;
-    std::vector<Ix> i = ixs(openNest(type(x).shape));
+    std::vector<Ix> i = ixs(openNest(type(x).shape, kEveryLoop));
     std::vector<Ix> j = i;
     j[static_cast<size_t>(o.axis)].offset = offset;
     store(r, address(type(r), j), load(x, i));
@@ -401,7 +412,7 @@ void ReferenceLowering::reduce(const ir::Op &o) {
   DType acc = *o.acc;
   define(r, o);
   std::vector<StmtPtr> *saved = block_;
-  std::vector<Slot> kept = openNest(type(r).shape);
+  std::vector<Slot> kept = openNest(type(r).shape, kEveryLoop);
   std::vector<StmtPtr> *keptBody = block_;
   Slot accSlot = newSlot(computeType(acc));
   assign(accSlot, identity(o.combiner, acc));
@@ -472,7 +483,7 @@ void ReferenceLowering::logicalContraction(const ir::Op &o) {
   std::vector<int64_t> lhsFree = freeDims(ta, o.lhsBatch, o.lhsContract);
   std::vector<int64_t> rhsFree = freeDims(tb, o.rhsBatch, o.rhsContract);
   std::vector<StmtPtr> *saved = block_;
-  std::vector<Slot> result = openNest(tr.shape);
+  std::vector<Slot> result = openNest(tr.shape, kEveryLoop);
   Slot accSlot = newSlot(computeType(acc));
   assign(accSlot, identity(ir::Combiner::Sum, acc));
   std::vector<int64_t> contractShape;

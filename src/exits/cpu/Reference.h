@@ -19,6 +19,7 @@
 #include "keel/ir/IR.h"
 #include "keel/loop/LoopIR.h"
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <vector>
@@ -69,8 +70,16 @@ protected:
   ExprPtr var(Slot s) { return loop::makeVar(s, fn_.slots[s]); }
 
   /// Opens `for` loops over `shape`, outermost first; later statements go
-  /// into the innermost body. Returns the counters.
-  std::vector<Slot> openNest(const std::vector<int64_t> &shape);
+  /// into the innermost body. Returns the counters. The first
+  /// `independent` loops (kEveryLoop: all) visit independent elements:
+  /// each iteration stores what no other reads or stores, and assigns only
+  /// slots of its own. While `threaded_` is set, the outermost of them with
+  /// more than one iteration becomes a parallel loop, when the nest opens
+  /// outside every loop and only loops of one iteration lie above it. A
+  /// caller says so only for a nest over result elements; by default no
+  /// loop is independent.
+  static constexpr size_t kEveryLoop = SIZE_MAX;
+  std::vector<Slot> openNest(const std::vector<int64_t> &shape, size_t independent = 0);
   static std::vector<Ix> ixs(const std::vector<Slot> &counters);
 
   ExprPtr address(const TensorType &t, const std::vector<Ix> &index);
@@ -103,7 +112,7 @@ protected:
     ValueId r = o.results[0];
     define(r, o);
     std::vector<StmtPtr> *saved = block_;
-    std::vector<Ix> index = ixs(openNest(type(r).shape));
+    std::vector<Ix> index = ixs(openNest(type(r).shape, kEveryLoop));
     ExprPtr value = element(index);
     store(r, address(type(r), index), std::move(value));
     block_ = saved;
@@ -126,6 +135,9 @@ protected:
   static bool isReturned(const std::vector<ir::Op> &ops, ValueId v);
 
   virtual void lowerOp(const ir::Op &o);
+  /// The function's `return`: its values copied into the result buffers
+  /// (unless already there), then every owned buffer freed.
+  virtual void lowerReturn(const ir::Op &o);
 
   void constant(const ir::Op &o);
 
@@ -181,6 +193,9 @@ protected:
   std::map<ValueId, Slot> buffer_;
   std::set<ValueId> owned_;
   std::vector<Slot> resultSlots_;
+  /// Set by a schedule for an operation that runs on threads; the
+  /// reference never sets it.
+  bool threaded_ = false;
 };
 
 /// `NAME.entry(buffers)` for tensor function `f` (Lower.h).

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -227,6 +228,41 @@ void chooseContractions(const ir::Function &f, const std::vector<ir::Op> &ops, F
   }
 }
 
+/// The element operations of `o`'s loop nests: its result's elements, or
+/// its largest operand's (a reduction reads all of them), times the
+/// contracting extent of a contraction.
+int64_t workOf(const ir::Function &f, const ir::Op &o) {
+  int64_t work = 0;
+  for (ValueId v : o.results)
+    work = std::max(work, f.valueTypes[v].elementCount().value_or(0));
+  for (ValueId v : o.operands)
+    work = std::max(work, f.valueTypes[v].elementCount().value_or(0));
+  if (o.kind == OpKind::DotGeneral) {
+    const ir::TensorType &a = f.valueTypes[o.operands[0]];
+    // (Saturating: the product of the sizes may pass int64's range.)
+    constexpr int64_t kMost = std::numeric_limits<int64_t>::max();
+    int64_t products = f.valueTypes[o.results[0]].elementCount().value_or(0);
+    for (int64_t d : o.lhsContract) {
+      int64_t k = a.shape[static_cast<size_t>(d)];
+      products = k > 0 && products > kMost / k ? kMost : products * k;
+    }
+    work = std::max(work, products);
+  }
+  return work;
+}
+
+/// threaded: the operations whose nests do at least `threshold` element
+/// operations (kThreadedWork unless a test says). Below it, starting the
+/// threads of a parallel loop costs more than it saves.
+void chooseThreads(const ir::Function &f, const std::vector<ir::Op> &ops, int64_t threshold, FunctionSchedule &s) {
+  for (const ir::Op &o : ops) {
+    if (o.kind == OpKind::Fusion)
+      chooseThreads(f, o.region->ops, threshold, s);
+    if (o.results.size() == 1 && workOf(f, o) >= threshold)
+      s.threaded.insert(o.results[0]);
+  }
+}
+
 std::string planText(const ContractionPlan &p) {
   switch (p.order) {
   case ContractionOrder::Logical: return "logical";
@@ -238,7 +274,7 @@ std::string planText(const ContractionPlan &p) {
 
 } // namespace
 
-Schedule cpuSchedule(const ir::Module &m) {
+Schedule cpuSchedule(const ir::Module &m, int64_t threadedWork) {
   Schedule out;
   for (const ir::Function &f : m.functions) {
     FunctionSchedule &s = out[f.name];
@@ -247,6 +283,7 @@ Schedule cpuSchedule(const ir::Module &m) {
     findComputedInUser(f.ops, false, s);
     findResults(f, s);
     chooseContractions(f, f.ops, s);
+    chooseThreads(f, f.ops, threadedWork, s);
     s.freeEarly = true;
   }
   return out;
@@ -280,6 +317,9 @@ std::string printSchedule(const ir::Module &m, const Schedule &schedule) {
       line(v, "written into result " + std::to_string(i));
     for (const auto &[v, plan] : s.contractions)
       line(v, "contraction, " + planText(plan));
+    for (ValueId v : s.threaded)
+      if (!s.splats.count(v) && !s.computedInUser.count(v) && !s.readThrough.count(v))
+        line(v, "on threads (its independent elements split across them)");
     out += s.freeEarly ? "  buffers freed after their last use\n" : "  buffers freed on return\n";
   }
   return out;

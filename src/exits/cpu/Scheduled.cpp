@@ -16,6 +16,7 @@
 
 #include "keel/exits/cpu/Lower.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -38,7 +39,10 @@ private:
   void define(ValueId v, const ir::Op &o) override;
   void lowerOps(const std::vector<ir::Op> &ops, std::vector<ValueId> *regionResults) override;
   void lowered(const std::vector<ir::Op> &ops, size_t position, bool inRegion) override;
+  /// Lowers `o` with threaded_ set as the schedule says for it.
   void lowerOp(const ir::Op &o) override;
+  void lowerScheduledOp(const ir::Op &o);
+  void lowerReturn(const ir::Op &o) override;
   void bindRegionParam(ValueId operand, ValueId param) override;
   bool inCallerResult(ValueId v) const override;
   void dotGeneral(const ir::Op &o) override;
@@ -52,7 +56,8 @@ private:
   void rhsFreeInnerContraction(const ir::Op &o);
 
   /// Tiled: a matrix product by tiles of the plan's size, as BLAS does: for
-  /// each tile-wide panel of the rhs, copied (converted to the
+  /// each tile-wide panel of the rhs (the panels independent: each has its
+  /// own scratch, so they may run on threads), copied (converted to the
   /// accumulator, exactly) into contiguous memory, every tile of results
   /// accumulates in a small buffer of its own across the whole contracting
   /// loop; its innermost loop over the tile's columns vectorizes and the
@@ -104,7 +109,7 @@ Slot ScheduledLowering::bufferOf(ValueId v, const ir::Op &user) {
     return it->second;
   define(v, user); // loads of v still read its splat or its broadcast operand
   std::vector<StmtPtr> *saved = block_;
-  std::vector<Ix> index = ixs(openNest(type(v).shape));
+  std::vector<Ix> index = ixs(openNest(type(v).shape, kEveryLoop));
   store(v, address(type(v), index), load(v, index));
   block_ = saved;
   return buffer_.at(v);
@@ -164,6 +169,21 @@ void ScheduledLowering::lowered(const std::vector<ir::Op> &ops, size_t position,
 }
 
 void ScheduledLowering::lowerOp(const ir::Op &o) {
+  bool outerThreaded = threaded_;
+  threaded_ = o.results.size() == 1 && s_.threaded.count(o.results[0]);
+  lowerScheduledOp(o);
+  threaded_ = outerThreaded;
+}
+
+void ScheduledLowering::lowerReturn(const ir::Op &o) {
+  // The copies into the results (where the values returned may be computed)
+  // run on threads as those values would.
+  threaded_ = std::any_of(o.operands.begin(), o.operands.end(), [&](ValueId v) { return s_.threaded.count(v) > 0; });
+  ReferenceLowering::lowerReturn(o);
+  threaded_ = false;
+}
+
+void ScheduledLowering::lowerScheduledOp(const ir::Op &o) {
   if (o.results.size() == 1 && s_.splats.count(o.results[0]))
     return; // never stored: loads become the constant (see load)
   switch (o.kind) {
@@ -221,7 +241,7 @@ void ScheduledLowering::rhsFreeInnerContraction(const ir::Op &o) {
   if (separate)
     accBuffer = allocateScratch(*accType.elementCount() * storageBytes(acc), o);
   std::vector<StmtPtr> *saved = block_;
-  std::vector<Ix> all = ixs(openNest(tr.shape));
+  std::vector<Ix> all = ixs(openNest(tr.shape, kEveryLoop));
   storeTo(accBuffer, acc, address(accType, all), identity(ir::Combiner::Sum, acc));
   block_ = saved;
 
@@ -232,8 +252,8 @@ void ScheduledLowering::rhsFreeInnerContraction(const ir::Op &o) {
   for (int64_t d : lhsFree) shape.push_back(ta.shape[static_cast<size_t>(d)]);
   for (int64_t d : o.lhsContract) shape.push_back(ta.shape[static_cast<size_t>(d)]);
   for (int64_t d : rhsFree) shape.push_back(tb.shape[static_cast<size_t>(d)]);
-  std::vector<Slot> loops = openNest(shape);
   size_t nb = o.lhsBatch.size(), nl = lhsFree.size(), nc = o.lhsContract.size();
+  std::vector<Slot> loops = openNest(shape, nb + nl); // the contracting loops accumulate: never split
   std::vector<Ix> ja(ta.rank()), jb(tb.rank()), jr;
   auto at = [&](size_t k) { return Ix{static_cast<int64_t>(loops[k]), 0}; };
   for (size_t k = 0; k < nb; ++k) {
@@ -260,7 +280,7 @@ void ScheduledLowering::rhsFreeInnerContraction(const ir::Op &o) {
   block_ = saved;
 
   if (separate) {
-    std::vector<Ix> i = ixs(openNest(tr.shape));
+    std::vector<Ix> i = ixs(openNest(tr.shape, kEveryLoop));
     store(r, address(tr, i), convert(loadFrom(accBuffer, acc, address(accType, i)), acc, tr.dtype));
     block_ = saved;
     release(accBuffer);
@@ -284,16 +304,17 @@ void ScheduledLowering::tiledContraction(const ir::Op &o, const ContractionPlan 
   TensorType tileType = TensorType::make(acc, {rows, columns});
   TensorType panelType = TensorType::make(acc, {k, columns});
   Slot rhs = bufferOf(b, o);
-  Slot tile = allocateScratch(rows * columns * storageBytes(acc), o);
-  Slot panel = allocateScratch(k * columns * storageBytes(acc), o);
   size_t nb = o.lhsBatch.size();
   std::vector<int64_t> panels;
   for (int64_t d : o.lhsBatch)
     panels.push_back(ta.shape[static_cast<size_t>(d)]);
   panels.push_back(n / columns);
   std::vector<StmtPtr> *saved = block_;
-  std::vector<Slot> outer = openNest(panels);
+  std::vector<Slot> outer = openNest(panels, kEveryLoop);
   std::vector<StmtPtr> *panelBody = block_;
+  // Each panel has its own scratch (the panel loop may run on threads).
+  Slot tile = allocateScratch(rows * columns * storageBytes(acc), o);
+  Slot panel = allocateScratch(k * columns * storageBytes(acc), o);
   auto batchIndex = [&](std::vector<Ix> &j, const std::vector<int64_t> &batch) {
     for (size_t q = 0; q < nb; ++q)
       j[static_cast<size_t>(batch[q])] = {static_cast<int64_t>(outer[q]), 0, 1};
@@ -345,9 +366,10 @@ void ScheduledLowering::tiledContraction(const ir::Op &o, const ContractionPlan 
                           makeBinary(BinaryOp::Add, makeBinary(BinaryOp::Mul, var(static_cast<Slot>(rc[0].slot)), i64(rs[nb])),
                                      makeBinary(BinaryOp::Mul, var(static_cast<Slot>(rc[1].slot)), i64(rs[nb + 1]))));
   store(r, std::move(at), convert(loadFrom(tile, acc, address(tileType, rc)), acc, tr.dtype));
-  block_ = saved;
+  block_ = panelBody;
   release(tile);
   release(panel);
+  block_ = saved;
 }
 
 } // namespace

@@ -24,6 +24,12 @@
 //                   tiles (4x16) over a contiguous copy of the rhs panel,
 //                   chosen only where the tiles divide the result; every
 //                   element still adds its products from index 0 upward;
+//   threaded        an operation with enough work runs the outermost loop
+//                   over independent elements (result rows, batch
+//                   entries, tiles; never a contracting or reduced
+//                   dimension) as a parallel loop: each thread computes a
+//                   contiguous range of them with the same code, so no
+//                   bit depends on the thread count;
 //   freeEarly       each buffer is freed after its last use, so that the
 //                   runtime can hand its memory to the next allocation.
 //
@@ -67,14 +73,19 @@ struct FunctionSchedule {
   std::map<ir::ValueId, uint64_t> splats;      ///< value -> its one encoding
   std::map<ir::ValueId, size_t> intoResult;    ///< value -> result index
   std::map<ir::ValueId, ContractionPlan> contractions; ///< by result; absent: Logical
+  std::set<ir::ValueId> threaded; ///< by result: its nests' independent loops run on threads
   bool freeEarly = false;
 };
+
+/// The least element operations an operation needs to run on threads.
+constexpr int64_t kThreadedWork = int64_t{1} << 16;
 
 /// Per function name; a function that is absent is lowered as the reference.
 using Schedule = std::map<std::string, FunctionSchedule>;
 
-/// The CPU exit's schedule of a verified module.
-Schedule cpuSchedule(const ir::Module &m);
+/// The CPU exit's schedule of a verified module; operations of at least
+/// `threadedWork` element operations run on threads.
+Schedule cpuSchedule(const ir::Module &m, int64_t threadedWork = kThreadedWork);
 
 /// The decisions in text, one line each, for --print-after=schedule.
 std::string printSchedule(const ir::Module &m, const Schedule &s);
