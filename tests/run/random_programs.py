@@ -10,7 +10,7 @@ splat and dense constants, layout changes and copies), each run through
 `--no-fuse` and `--exit reference`. Every output must be the same bytes.
 With --threads, each runs instead through `--exit reference` and with
 every operation's independent loops on threads (`--threaded-work=0`) at
-1, 2, 3 and 4 threads: KEEL_THREADS_ITERATIONS modules (default 2).
+1, 2, 3 and 4 threads: KEEL_THREADS_ITERATIONS modules (default 1).
 KEEL_FUZZ_ITERATIONS sets the number of modules (default 20, ten functions
 each); a failure names its module's seed, so that it can be replayed with
 `random_programs.py KEEL DIR SEED`. Two programs run at a time.
@@ -225,7 +225,7 @@ def main():
     argv = [a for a in sys.argv if a not in ("--linalg", "--stablehlo", "--threads")]
     keel, work = argv[1], argv[2]
     variable, default = (("KEEL_LINALG_ITERATIONS", "6") if linalg else ("KEEL_STABLEHLO_ITERATIONS", "6") if stablehlo
-                         else ("KEEL_THREADS_ITERATIONS", "2") if threads else ("KEEL_FUZZ_ITERATIONS", "20"))
+                         else ("KEEL_THREADS_ITERATIONS", "1") if threads else ("KEEL_FUZZ_ITERATIONS", "20"))
     seeds = [int(argv[3])] if len(argv) > 3 else range(int(os.environ.get(variable, default)))
     os.makedirs(work, exist_ok=True)
     jobs = []
