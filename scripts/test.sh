@@ -15,6 +15,7 @@ if [ "${1:-}" = "--sanitize" ]; then
   bash scripts/setup.sh build-sanitize -DKEEL_SANITIZE=ON -DKEEL_BUILD_BENCHMARKS=OFF
   export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+  export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp"
   # Fewer random programs (tests/run/random-programs.test,
   # tests/exits/linalg-random.test) under the
   # sanitizers, which slow every compilation several times.
