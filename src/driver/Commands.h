@@ -55,6 +55,7 @@ struct ExitEmitOptions {
   bool stablehlo = false; ///< which exit: StableHLO, else linalg
   bool main = false;      ///< a @main that runs the entry on --arg's values and gives the results' bits
   bool keelMath = false;  ///< linalg: transcendentals call libkeel_math.so
+  bool allowReorder = false; ///< stablehlo: `order = tree` sums may be emitted in the consumer's order
   std::string targetVersion; ///< StableHLO: --target-version V (checked), empty for the default
 };
 int emitExitEntry(const TensorRunOptions &options, const ExitEmitOptions &exit);

@@ -120,6 +120,15 @@ OptionResult parsePipelineOption(const std::vector<std::string_view> &args, size
     options.testPasses.emplace_back(*v);
     return OptionResult::Taken;
   }
+  if (std::optional<std::string_view> v = optionValue(args, i, "--default-order", missing)) {
+    if (missing || (*v != "sequential" && *v != "tree")) { // ir::SumOrder's names
+      error = "--default-order takes sequential (the default) or tree" +
+              (missing ? std::string() : ", not '" + std::string(*v) + "'");
+      return OptionResult::Bad;
+    }
+    options.treeByDefault = *v == "tree";
+    return OptionResult::Taken;
+  }
   if (std::optional<std::string_view> v = optionValue(args, i, "--threaded-work", missing)) {
     int64_t n = 0;
     auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);

@@ -157,6 +157,8 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
         return usage("--threads takes a thread count from 1 to " + std::to_string(KEEL_MAX_THREADS) + ", not '" +
                      value + "'");
     }
+    else if (emit && a == "--allow-reorder")
+      p.exit.allowReorder = true;
     else if (emit && a == "--target-version") {
       if (i + 1 == args.size() || args[i + 1].empty())
         return usage("--target-version needs a StableHLO version");
@@ -216,6 +218,8 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
     return usage("--entry and --main go with --linalg or --stablehlo, --keel-math with --linalg");
   if (emit && !p.exit.targetVersion.empty() && p.emit != "stablehlo")
     return usage("--target-version goes with --stablehlo");
+  if (emit && p.exit.allowReorder && p.emit != "stablehlo")
+    return usage("--allow-reorder goes with --stablehlo: the other exits keep every order");
   if (emit && p.emit == "stablehlo" && p.exit.keelMath)
     return usage("--keel-math goes with --linalg: the StableHLO exit calls no library");
   if (emit && exitEmit && p.tensor.entry.empty())

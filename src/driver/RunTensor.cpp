@@ -159,6 +159,7 @@ int tensorEntry(const TensorRunOptions &o, const ExitEmitOptions *exit) {
   request.mainFunction = exit && exit->main;
   request.keelMath = exit && exit->keelMath;
   request.stableHloVersion = exit ? exit->targetVersion : "";
+  request.allowReorder = exit && exit->allowReorder;
   const uint64_t memoryLimit = static_cast<uint64_t>(keel_rt_memory_limit());
   request.memoryLimit = memoryLimit;
   request.memoryLimitSetting = "keel run --max-memory sets it; by default it is the least of the machine's memory, "

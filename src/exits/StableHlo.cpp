@@ -70,6 +70,7 @@ bool intFits(DType from, DType to) {
 /// the StableHLO ops (and versioned features) written for each IR op, for
 /// --target-version.
 struct ModuleState {
+  bool allowReorder = false; ///< StableHloOptions::allowReorder
   std::map<std::string, std::string> decompositions;
   struct Use {
     std::string feature; ///< a mnemonic (`composite`) or a StableHloVersions.def feature
@@ -501,7 +502,8 @@ void FunctionEmitter::flatten(const std::vector<Op> &ops) {
 }
 
 /// What StableHLO cannot express: tf32 outside a contraction's operands,
-/// and (for the entry) layouts other than row-major.
+/// (for the entry) layouts other than row-major, and a sum's tree order
+/// unless the user allows the consumer's.
 void FunctionEmitter::check() {
   const std::string tf32Rule = "StableHLO has no tf32 type: a tf32 tensor can only be an operand of a contraction "
                                "(dot_general with the tf32 algorithm)";
@@ -510,19 +512,24 @@ void FunctionEmitter::check() {
       refuse(f_, "`" + f_.name + "` takes " + valueName(f_, p) + ": " + typeText(f_.valueTypes[p]) + "; " + tf32Rule +
                          ", so round an f32 parameter inside the function instead");
   if (entry_) {
-    auto rowMajor = [&](const TensorType &t, const std::string &what) {
+    // `what` names the parameter or result: it is built only when refused.
+    auto rowMajor = [&](const TensorType &t, auto what) {
       if (!t.hasDefaultLayout())
-        refuse(f_, "the entry `" + f_.name + "` " + what + " in layout " + layoutText(t) + ": StableHLO receives " +
+        refuse(f_, "the entry `" + f_.name + "` " + what() + " in layout " + layoutText(t) + ": StableHLO receives " +
                        "logical tensors, so the entry's parameters and results must be row-major; " +
                        "relayout inside the function instead");
     };
     for (ValueId p : f_.params)
-      rowMajor(f_.valueTypes[p], "takes " + valueName(f_, p));
+      rowMajor(f_.valueTypes[p], [&] { return "takes " + valueName(f_, p); });
     for (size_t i = 0; i < f_.resultTypes.size(); ++i)
-      rowMajor(f_.resultTypes[i], "returns result " + std::to_string(i));
+      rowMajor(f_.resultTypes[i], [&] { return "returns result " + std::to_string(i); });
   }
   for (const Op *o : ops_) {
     std::string mnemonic(opInfo(o->kind).mnemonic);
+    if (o->order == SumOrder::Tree && !module_.allowReorder && o->acc && isFloatType(*o->acc))
+      refuse(*o, "`" + opName(*o) + "` sums in the tree order (`order = tree`), which StableHLO cannot keep: the " +
+                     "consumer chooses the order of a reduction; pass --allow-reorder to emit it in the consumer's " +
+                     "order (its bits may differ from Keel's), or sum in the default order");
     size_t before = refusals_.size();
     for (size_t i = 0; i < o->resultTypes.size() && refusals_.size() == before; ++i) {
       if (o->resultTypes[i].dtype != DType::TF32 || o->kind == OpKind::Constant)
@@ -861,6 +868,7 @@ const transforms::Capabilities &stableHloCapabilities() {
     c.basicArithmetic = {DType::F16, DType::BF16, DType::F32, DType::F64};
     c.mathFunctions = {DType::F32, DType::F64};
     c.leftToExit = {DType::TF32}; // refused outside a contraction's operands
+    c.treeOrder = true;           // refused unless --allow-reorder (FunctionEmitter::check)
     c.exactIota = {DType::I4, DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::U16, DType::U32,
                    DType::U64, DType::F16, DType::BF16, DType::F32, DType::F64};
     return c;
@@ -889,6 +897,7 @@ ExitOutput emitStableHlo(const Module &m, const StableHloOptions &options) {
   std::map<std::string, std::string> symbols =
       detail::symbolTable(functions, {"main"}, options.mainArguments ? nullptr : &entry);
   ModuleState module;
+  module.allowReorder = options.allowReorder;
   std::string body;
   for (const Function *f : functions)
     body += FunctionEmitter(*f, module, symbols, f == &entry, f == &entry && !options.mainArguments, out.refusals).emit();

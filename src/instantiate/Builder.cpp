@@ -156,8 +156,8 @@ namespace {
 class Builder {
 public:
   Builder(const SourceManager &sources, const Program &program, const sema::CheckedProgram &checked,
-          DiagnosticEngine &diags)
-      : src_(sources), program_(program), checked_(checked), diags_(diags) {}
+          DiagnosticEngine &diags, SumOrder defaultOrder)
+      : src_(sources), program_(program), checked_(checked), diags_(diags), defaultOrder_(defaultOrder) {}
 
   std::optional<Module> run(const BuildRequest &request) {
     const FunctionDecl *entry = findFunction(request.entry);
@@ -441,7 +441,18 @@ private:
   /// the result's and, past one, collapsed into one; a dot_general of
   /// [B, M, K] x [B, K, N] (or [M, K] x [K, N]); the result reshaped to the
   /// checker's shape.
-  ValueId matmul(ValueId l, ValueId r, const TensorType &result, Span at) {
+  /// A call's `order:` (the checker admitted `sequential` or `tree`), else
+  /// the request's default.
+  SumOrder orderOf(const CallExpr &c) const {
+    for (const syntax::Arg &a : c.args)
+      if (a.name == "order")
+        if (auto *n = a.value->as<NameExpr>())
+          if (std::optional<SumOrder> o = parseSumOrder(n->name))
+            return *o;
+    return defaultOrder_;
+  }
+
+  ValueId matmul(ValueId l, ValueId r, const TensorType &result, SumOrder order, Span at) {
     auto reshaped = [&](ValueId v, std::vector<int64_t> shape) {
       if (type(v).shape == shape)
         return v;
@@ -486,6 +497,7 @@ private:
       op.rhsContract = {0};
     }
     op.acc = result.dtype;
+    op.order = order;
     ValueId out = emit(std::move(op), TensorType::make(result.dtype, shape), at);
     return reshaped(out, result.shape);
   }
@@ -731,7 +743,7 @@ private:
       ValueId b = broadcastTo(value(*args[2]), result.shape, args[2]->span);
       return emit(make(OpKind::Select, {cond, a, b}), result, c.span);
     }
-    case F::Matmul: return matmul(value(*args[0]), value(*args[1]), result, c.span);
+    case F::Matmul: return matmul(value(*args[0]), value(*args[1]), result, orderOf(c), c.span);
     case F::Reduce: case F::ReduceIndex: case F::ReduceBool:
       return reduce(c, ir->combiner, info.id == sema::BuiltinId::Mean, value(*args[0]), result);
     case F::Transpose: {
@@ -821,6 +833,8 @@ private:
     op.combiner = combiner;
     op.dims = axes;
     op.acc = acc;
+    if (combiner == Combiner::Sum) // sum and mean; the other reductions' results do not depend on an order
+      op.order = orderOf(c);
     ValueId v = emitInferred(std::move(op), TensorType::make(result.dtype, {}), c.span);
     std::vector<int64_t> reducedShape = type(v).shape;
     if (mean) {
@@ -914,13 +928,14 @@ private:
   Function *fn_ = nullptr;
   std::map<std::string, ValueId> env_;
   std::map<std::string, int64_t> bindings_;
+  SumOrder defaultOrder_;
 };
 
 } // namespace
 
 std::optional<Module> build(const SourceManager &sources, const Program &program, const sema::CheckedProgram &checked,
                             const BuildRequest &request, DiagnosticEngine &diags) {
-  return Builder(sources, program, checked, diags).run(request);
+  return Builder(sources, program, checked, diags, request.defaultOrder).run(request);
 }
 
 struct ExpressionBuilder::Impl {
@@ -928,8 +943,9 @@ struct ExpressionBuilder::Impl {
 };
 
 ExpressionBuilder::ExpressionBuilder(const SourceManager &sources, const syntax::Program &program,
-                                     const sema::CheckedProgram &checked, DiagnosticEngine &diags)
-    : impl_(new Impl{Builder(sources, program, checked, diags)}) {}
+                                     const sema::CheckedProgram &checked, DiagnosticEngine &diags,
+                                     ir::SumOrder defaultOrder)
+    : impl_(new Impl{Builder(sources, program, checked, diags, defaultOrder)}) {}
 ExpressionBuilder::~ExpressionBuilder() = default;
 
 std::optional<TensorType> ExpressionBuilder::build(const syntax::Expr &e,

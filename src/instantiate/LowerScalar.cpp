@@ -80,8 +80,8 @@ void namesIn(const syntax::Expr &e, std::vector<const NameExpr *> &out) {
 class Lowerer {
 public:
   Lowerer(const SourceManager &sources, const Program &program, const sema::CheckedProgram &checked,
-          DiagnosticEngine &diags)
-      : src_(sources), checked_(checked), diags_(diags), tensors_(sources, program, checked, diags) {}
+          DiagnosticEngine &diags, ir::SumOrder defaultOrder)
+      : src_(sources), checked_(checked), diags_(diags), tensors_(sources, program, checked, diags, defaultOrder) {}
 
   Module module;
 
@@ -639,8 +639,9 @@ private:
 } // namespace
 
 std::optional<ScalarProgram> lowerScalarProgram(const SourceManager &sources, const Program &program,
-                                                const sema::CheckedProgram &checked, DiagnosticEngine &diags) {
-  Lowerer lower(sources, program, checked, diags);
+                                                const sema::CheckedProgram &checked, DiagnosticEngine &diags,
+                                                ir::SumOrder defaultOrder) {
+  Lowerer lower(sources, program, checked, diags, defaultOrder);
   try {
     for (const FunctionDecl &fn : program.functions) {
       auto it = checked.functions.find(fn.name);

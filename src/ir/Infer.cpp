@@ -212,6 +212,9 @@ Inferred reduceRule(const Op &o, const std::vector<TensorType> &x, const TensorT
     return fails(notDefined(o, in.dtype));
   if (std::optional<std::string> e = accumulatorError(o, in.dtype))
     return fails(*e);
+  if (o.order == SumOrder::Tree && o.combiner != Combiner::Sum)
+    return fails("`order = tree` is an order of a sum's terms, so `" + opName(o) +
+                 "` cannot take it (reduce.sum and dot_general can)");
   bool index = o.combiner == Combiner::ArgMax || o.combiner == Combiner::ArgMin;
   if (index && target.dtype != DType::I64)
     return fails("`" + opName(o) + "` gives i64 indices, not " + std::string(dtypeName(target.dtype)));

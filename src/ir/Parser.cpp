@@ -385,8 +385,8 @@ private:
     while (accept(","));
     checkEncodingWidths(op);
     if (op.resultTypes.size() != resultNames.size())
-      failAt(mnemonic.span, std::to_string(resultNames.size()) + " result names but " +
-                                std::to_string(op.resultTypes.size()) + " result types");
+      failAt(mnemonic.span, countOf(resultNames.size(), "result name") + " but " +
+                                countOf(op.resultTypes.size(), "result type"));
     for (size_t i = 0; i < resultNames.size(); ++i)
       op.results.push_back(defineValue(resultNames[i], op.resultTypes[i]));
     op.loc = location(op.textSpan);
@@ -454,7 +454,7 @@ private:
     size_t count = 0;
     for (size_t i = 0; i < kNumAttrs; ++i) {
       Attr a = static_cast<Attr>(i);
-      if (info.takes(a) && !attrIsUnit(a) && !(given & (1u << i))) {
+      if (info.takes(a) && !attrIsOptional(a) && !(given & (1u << i))) {
         missing += (missing.empty() ? "`" : ", `") + std::string(attrKey(a)) + "`";
         ++count;
       }
@@ -471,13 +471,14 @@ private:
         takes += (takes.empty() ? "" : ", ") + std::string(attrKey(static_cast<Attr>(a)));
     return "`" + opName(op) + "` takes " + (takes.empty() ? "no attributes" : takes);
   }
-  static bool attrIsUnit(Attr a) {
-    static constexpr bool unit[] = {
-#define KEEL_IR_ATTR(Name, Key, Kind, Field) std::string_view(#Kind) == "Unit",
+  /// A unit attribute is present or not; an order defaults to sequential.
+  static bool attrIsOptional(Attr a) {
+    static constexpr bool optional[] = {
+#define KEEL_IR_ATTR(Name, Key, Kind, Field) std::string_view(#Kind) == "Unit" || std::string_view(#Kind) == "Order",
 #include "keel/ir/Ops.def"
 #undef KEEL_IR_ATTR
     };
-    return unit[static_cast<size_t>(a)];
+    return optional[static_cast<size_t>(a)];
   }
   static std::optional<Attr> parseAttrKey(std::string_view key) {
     for (size_t a = 0; a < kNumAttrs; ++a)
@@ -499,6 +500,14 @@ private:
                            std::string(dtypeName(t)) + " has exactly " + std::to_string(digits));
   }
   void readUnit(bool &set) { set = true; }
+  void readOrder(SumOrder &o) {
+    expect("=");
+    Tok name = take(T::Ident, "`sequential` or `tree`");
+    std::optional<SumOrder> parsed = parseSumOrder(name.text);
+    if (!parsed)
+      failAt(name.span, "unknown order `" + name.text + "` (an order is `sequential` or `tree`)");
+    o = *parsed;
+  }
   void readInt(int64_t &v) {
     expect("=");
     v = integer();

@@ -102,6 +102,10 @@ private:
     if (set)
       add(text, key, "");
   }
+  static void addOrder(std::string &text, std::string_view key, SumOrder o, const Op &) {
+    if (o != SumOrder::Sequential) // the default is not written
+      add(text, key, std::string(sumOrderName(o)));
+  }
 
   static std::string list(const std::vector<int64_t> &v) {
     std::string s = "[";

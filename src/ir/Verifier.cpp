@@ -259,10 +259,15 @@ private:
                       std::to_string(o.operands.size()));
         return;
       }
-      for (size_t i = 0; i < o.operands.size(); ++i)
-        same(o, operand(i), callee->valueTypes[callee->params[i]],
-             "argument " + std::to_string(i) + " and @" + o.callee + "'s parameter " +
-                 valueName(*callee, callee->params[i]));
+      for (size_t i = 0; i < o.operands.size(); ++i) {
+        // The parameter's name is built only for a message: this runs on every
+        // call of every verification.
+        const TensorType &param = callee->valueTypes[callee->params[i]];
+        if (operand(i) != param)
+          same(o, operand(i), param,
+               "argument " + std::to_string(i) + " and @" + o.callee + "'s parameter " +
+                   valueName(*callee, callee->params[i]));
+      }
       if (o.resultTypes.size() != callee->resultTypes.size()) {
         error(&o, "@" + o.callee + " returns " + countOf(callee->resultTypes.size(), "value") + ", not " +
                       std::to_string(o.resultTypes.size()));

@@ -529,7 +529,7 @@ Compiled compile(Compilation &c, const Loaded &m, Request r) {
     std::string path(c.sources.name(m.file));
     std::optional<std::string> text =
         c.options.target == Target::StableHlo
-            ? emitStableHlo(c, *module, exits::StableHloOptions{r.entry, path, mainArguments, r.stableHloVersion})
+            ? emitStableHlo(c, *module, exits::StableHloOptions{r.entry, path, mainArguments, r.stableHloVersion, r.allowReorder})
             : emitLinalg(c, *module, exits::LinalgOptions{r.entry, r.keelMath, mainArguments, path});
     if (text) {
       out.text = std::move(*text);

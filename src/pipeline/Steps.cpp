@@ -230,10 +230,15 @@ Checked frontEnd(Compilation &c, FileId file) {
   return out;
 }
 
+/// The order of source sums that give no `order:`.
+static ir::SumOrder defaultOrder(const Options &o) { return o.treeByDefault ? ir::SumOrder::Tree : ir::SumOrder::Sequential; }
+
 std::optional<ir::Module> instantiateEntry(Compilation &c, const Checked &source,
                                            const instantiate::BuildRequest &request) {
+  instantiate::BuildRequest ordered = request;
+  ordered.defaultOrder = defaultOrder(c.options);
   std::optional<ir::Module> m = c.timed(
-      "instantiate", [&] { return instantiate::build(c.sources, source.program, source.checked, request, c.diags); });
+      "instantiate", [&] { return instantiate::build(c.sources, source.program, source.checked, ordered, c.diags); });
   if (!m)
     return std::nullopt;
   c.printAfter("instantiate", true, [&] { return ir::print(*m, {false, c.options.keepNames}); });
@@ -435,7 +440,8 @@ std::optional<loop::Module> compileProgram(Compilation &c, FileId file) {
 
 std::optional<loop::Module> lowerProgram(Compilation &c, const Checked &source) {
   std::optional<instantiate::ScalarProgram> program = c.timed("instantiate", [&] {
-    return instantiate::lowerScalarProgram(c.sources, source.program, source.checked, c.diags);
+    return instantiate::lowerScalarProgram(c.sources, source.program, source.checked, c.diags,
+                                           defaultOrder(c.options));
   });
   if (!program)
     return std::nullopt;

@@ -170,7 +170,8 @@ Checker::BuiltinArgs Checker::builtinArguments(const CallExpr &c, const BuiltinI
         list += (list.empty() ? "" : ", ") + std::string(s) + ":";
       diags_.error(code::E0113, a.nameSpan, "`" + c.callee + "` takes no argument `" + a.name + ":`")
           .note(list.empty() ? "it takes no named arguments" : "it takes " + list);
-      expr(*a.value, nullptr);
+      if (a.name != "order") // `order: tree` names an order, not a value
+        expr(*a.value, nullptr);
       continue;
     }
     if (a.name == "acc")
@@ -179,6 +180,13 @@ Checker::BuiltinArgs Checker::builtinArguments(const CallExpr &c, const BuiltinI
       Type t = expr(*a.value, nullptr);
       if (!a.value->as<BoolExpr>() && !t.is(Kind::Error))
         diags_.error(code::E0106, a.value->span, "`keepdims:` takes `true` or `false`");
+    } else if (a.name == "order") {
+      // A summation order is a name, never a value: `tree` is not looked up.
+      auto *n = a.value->as<NameExpr>();
+      if (!n || (n->name != "sequential" && n->name != "tree"))
+        diags_.error(code::E0106, a.value->span, "`order:` takes `sequential` (the default) or `tree`")
+            .note("`tree` sums in 16 lanes per 4096-element chunk, then a balanced tree: one fixed result on "
+                  "every machine (docs/semantics.md)");
     } else if (a.name == "seed") {
       Type i64 = Type::scalarType(Scalar::I64);
       requireAssignable(*a.value, expr(*a.value, &i64), i64, "`seed:`");

@@ -13,6 +13,7 @@
 #include "keel/ir/Text.h"
 #include "keel/numerics/Format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -101,6 +102,8 @@ bool Capabilities::native(const Function &f, const Op &o) const {
   }
   case OpKind::Convert: return conversionNative(dtype(o.operands[0]), o.resultTypes[0].dtype) || o.guarded;
   case OpKind::Reduce: case OpKind::DotGeneral: // the accumulator converted once into the result
+    if (o.order == SumOrder::Tree && !treeOrder)
+      return false;
     return (o.kind == OpKind::Reduce && (o.combiner == Combiner::ArgMax || o.combiner == Combiner::ArgMin)) ||
            !o.acc || conversionNative(*o.acc, o.resultTypes[0].dtype);
   case OpKind::Iota: return convertingIota || iotaIsExact(o.resultTypes[0], o.axis, exactIota);
@@ -191,7 +194,12 @@ private:
         clampIntoFp8e4m3fn(o);
       return;
     case OpKind::Iota: inThenConverted(o, DType::I64); return; // made in i64
-    case OpKind::Reduce: case OpKind::DotGeneral: inThenConverted(o, *o.acc); return; // the accumulator's result
+    case OpKind::Reduce: case OpKind::DotGeneral:
+      if (o.order == SumOrder::Tree && !caps_.treeOrder)
+        treeWrittenOut(o);
+      else
+        inThenConverted(o, *o.acc); // the accumulator's result
+      return;
     case OpKind::Select: case OpKind::Constant: case OpKind::BroadcastInDim:
     case OpKind::Reshape: case OpKind::Transpose: case OpKind::Slice: case OpKind::Concatenate:
     case OpKind::Copy: case OpKind::Relayout:
@@ -207,13 +215,18 @@ private:
   /// `dtype`; its result is `into` when given (the replaced op's result).
   ValueId make(OpKind kind, std::vector<ValueId> operands, DType dtype, ValueId like, std::optional<ValueId> into,
                Op attrs = {}) {
+    TensorType t = f_.valueTypes[like];
+    t.dtype = dtype;
+    return shaped(kind, std::move(operands), std::move(t), std::move(attrs), into);
+  }
+  /// An op of `kind` on `operands` giving `type`; its result is `into` when given.
+  ValueId shaped(OpKind kind, std::vector<ValueId> operands, TensorType type, Op attrs = {},
+                 std::optional<ValueId> into = std::nullopt) {
     Op o = std::move(attrs);
     o.kind = kind;
     o.operands = std::move(operands);
-    TensorType t = f_.valueTypes[like];
-    t.dtype = dtype;
-    o.resultTypes = {t};
-    ValueId r = into ? *into : f_.newValue(t);
+    o.resultTypes = {type};
+    ValueId r = into ? *into : f_.newValue(std::move(type));
     o.results = {r};
     o.loc = loc_;
     emit(std::move(o));
@@ -275,6 +288,186 @@ private:
     wide.resultTypes[0].dtype = dtype;
     emit(std::move(wide));
     convert(r, o.resultTypes[0].dtype, o.results[0]);
+  }
+
+  ValueId reshaped(ValueId x, std::vector<int64_t> shape) {
+    if (f_.valueTypes[x].shape == shape && f_.valueTypes[x].hasDefaultLayout())
+      return x;
+    return shaped(OpKind::Reshape, {x}, TensorType::make(dtype(x), std::move(shape)));
+  }
+  /// `x` with its dimensions in the order `perm` (row-major).
+  ValueId transposed(ValueId x, const std::vector<int64_t> &perm) {
+    const TensorType &t = f_.valueTypes[x];
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i)
+      identity &= perm[i] == static_cast<int64_t>(i);
+    if (identity)
+      return t.hasDefaultLayout() ? x : shaped(OpKind::Relayout, {x}, TensorType::make(t.dtype, t.shape));
+    std::vector<int64_t> shape;
+    for (int64_t d : perm)
+      shape.push_back(t.shape[static_cast<size_t>(d)]);
+    Op attrs;
+    attrs.dims = perm;
+    return shaped(OpKind::Transpose, {x}, TensorType::make(t.dtype, shape), std::move(attrs));
+  }
+  /// Elements [from, to) of `x`'s last dimension.
+  ValueId lastSlice(ValueId x, int64_t from, int64_t to) {
+    std::vector<int64_t> shape = f_.valueTypes[x].shape;
+    Op attrs;
+    attrs.dims.assign(shape.size(), 0);
+    attrs.limits = shape;
+    attrs.dims.back() = from;
+    attrs.limits.back() = to;
+    shape.back() = to - from;
+    return shaped(OpKind::Slice, {x}, TensorType::make(dtype(x), shape), std::move(attrs));
+  }
+  /// `x`'s last dimension (n terms) padded with `encoding` to `total`.
+  ValueId padded(ValueId x, int64_t total, uint64_t encoding) {
+    std::vector<int64_t> shape = f_.valueTypes[x].shape;
+    int64_t n = shape.back();
+    if (total == n)
+      return x;
+    std::vector<int64_t> padShape = shape;
+    padShape.back() = total - n;
+    Op value;
+    value.constant = {encoding};
+    ValueId pad = shaped(OpKind::Constant, {}, TensorType::make(dtype(x), padShape), std::move(value));
+    shape.back() = total;
+    Op attrs;
+    attrs.axis = static_cast<int64_t>(shape.size()) - 1;
+    return shaped(OpKind::Concatenate, {x, pad}, TensorType::make(dtype(x), shape), std::move(attrs));
+  }
+
+  /// The tree order's chunks and lanes (docs/semantics.md "The tree order").
+  static constexpr int64_t kChunk = 4096, kLanes = 16;
+  /// Groups of 16 terms per chunk for n terms: 256, or fewer for one chunk.
+  static int64_t groupsPerChunk(int64_t n) { return n > kChunk ? kChunk / kLanes : (n + kLanes - 1) / kLanes; }
+
+  /// [P..., m, 16] lane sums to [P...]: the lanes halved (l[i] + l[i+8],
+  /// then +4, +2, +1), then the m chunk values by a balanced tree (pairs
+  /// (c[0] + c[1]), (c[2] + c[3]), ..., an odd last one carried up).
+  ValueId laneAndChunkTree(ValueId lanes) {
+    ValueId v = lanes;
+    for (int64_t half = kLanes / 2; half >= 1; half /= 2) { // (one statement per op: a fixed text order)
+      ValueId low = lastSlice(v, 0, half);
+      ValueId high = lastSlice(v, half, 2 * half);
+      v = binary(BinaryCode::Add, low, high);
+    }
+    std::vector<int64_t> shape = f_.valueTypes[v].shape;
+    shape.pop_back(); // [P..., m]
+    v = reshaped(v, shape);
+    for (int64_t m = shape.back(); m > 1; m = m / 2 + m % 2) {
+      std::vector<int64_t> pairs = shape;
+      pairs.back() = m / 2;
+      pairs.push_back(2);
+      ValueId even = reshaped(m % 2 ? lastSlice(v, 0, m - 1) : v, pairs);
+      std::vector<int64_t> next = shape;
+      next.back() = m / 2;
+      ValueId left = lastSlice(even, 0, 1);
+      ValueId right = lastSlice(even, 1, 2);
+      ValueId sums = reshaped(binary(BinaryCode::Add, left, right), next);
+      if (m % 2) {
+        next.back() = m / 2 + 1;
+        Op attrs;
+        attrs.axis = static_cast<int64_t>(next.size()) - 1;
+        sums = shaped(OpKind::Concatenate, {sums, lastSlice(v, m - 1, m)}, TensorType::make(dtype(v), next),
+                      std::move(attrs));
+      }
+      v = sums;
+      shape = next;
+    }
+    shape.pop_back();
+    return reshaped(v, shape);
+  }
+
+  /// `x` converted (exactly: an accumulator is at least as wide) to `acc`.
+  ValueId inAccumulator(ValueId x, DType acc) { return dtype(x) == acc ? x : convert(x, acc); }
+
+  /// `value` (the sum in the accumulator, the result's shape, row-major)
+  /// into the result `r` of `o`: converted, laid out as `r` is.
+  void intoResult(const Op &o, ValueId value) {
+    const TensorType &rt = o.resultTypes[0];
+    if (rt.dtype != dtype(value))
+      value = convert(value, rt.dtype);
+    shaped(rt.hasDefaultLayout() ? OpKind::Reshape : OpKind::Relayout, {value}, rt, {}, o.results[0]);
+  }
+
+  /// A sum in the tree order, written out as its definition. Floats only:
+  /// an integer sum (wrapping, so associative) is the sequential one. The
+  /// terms (converted to the accumulator first, exactly) are padded with
+  /// -0 to m chunks of g groups of 16 and reshaped [..., m, g, 16]; a
+  /// sequential sum over g makes each lane; then laneAndChunkTree.
+  void treeWrittenOut(const Op &o) {
+    DType acc = *o.acc;
+    const TensorType &x = f_.valueTypes[o.operands[0]];
+    int64_t n = 1;
+    for (int64_t d : o.kind == OpKind::Reduce ? o.dims : o.lhsContract)
+      n *= x.shape[static_cast<size_t>(d)];
+    if (!isFloatType(acc) || n <= 1) { // every order gives the same bits
+      Op sequential = o;
+      sequential.order = SumOrder::Sequential;
+      emit(std::move(sequential));
+      return;
+    }
+    int64_t g = groupsPerChunk(n), m = (n + kChunk - 1) / kChunk, total = m * g * kLanes;
+    uint64_t minusZero = identityEncoding(Combiner::Sum, acc);
+    Op sum;
+    sum.acc = acc;
+    if (o.kind == OpKind::Reduce) {
+      // [kept..., reduced...] -> [K..., n] -> [K..., m, g, 16]; lanes [K..., m, 16].
+      std::vector<int64_t> perm, kept;
+      for (size_t d = 0; d < x.rank(); ++d)
+        if (!std::binary_search(o.dims.begin(), o.dims.end(), static_cast<int64_t>(d))) {
+          perm.push_back(static_cast<int64_t>(d));
+          kept.push_back(x.shape[d]);
+        }
+      perm.insert(perm.end(), o.dims.begin(), o.dims.end());
+      ValueId v = transposed(inAccumulator(o.operands[0], acc), perm);
+      std::vector<int64_t> flat = kept;
+      flat.push_back(n);
+      v = padded(reshaped(v, flat), total, minusZero);
+      std::vector<int64_t> groups = kept, lanes = kept;
+      groups.insert(groups.end(), {m, g, kLanes});
+      lanes.insert(lanes.end(), {m, kLanes});
+      sum.combiner = Combiner::Sum;
+      sum.dims = {static_cast<int64_t>(kept.size()) + 1};
+      ValueId laneSums = shaped(OpKind::Reduce, {reshaped(v, groups)}, TensorType::make(acc, lanes), std::move(sum));
+      intoResult(o, laneAndChunkTree(laneSums));
+      return;
+    }
+    // dot_general: each operand [batch..., free..., contracting...] -> [B, F, n]
+    // -> padded (lhs with -0, rhs with +0: each padded term is -0 * +0 = -0)
+    // -> [B, F, m, g, 16]; a contraction over g with batch (B, m, 16) gives
+    // [B, m, 16, L, R], transposed to the lanes [B, L, R, m, 16].
+    int64_t batch = 1;
+    for (int64_t d : o.lhsBatch)
+      batch *= x.shape[static_cast<size_t>(d)];
+    auto operand = [&](ValueId v, const std::vector<int64_t> &batchDims, const std::vector<int64_t> &contract,
+                       uint64_t pad, int64_t &free) {
+      const TensorType &t = f_.valueTypes[v];
+      std::vector<int64_t> perm = batchDims;
+      free = 1;
+      for (size_t d = 0; d < t.rank(); ++d) {
+        int64_t dim = static_cast<int64_t>(d);
+        if (std::find(batchDims.begin(), batchDims.end(), dim) == batchDims.end() &&
+            std::find(contract.begin(), contract.end(), dim) == contract.end()) {
+          perm.push_back(dim);
+          free *= t.shape[d];
+        }
+      }
+      perm.insert(perm.end(), contract.begin(), contract.end());
+      ValueId w = padded(reshaped(transposed(inAccumulator(v, acc), perm), {batch, free, n}), total, pad);
+      return reshaped(w, {batch, free, m, g, kLanes});
+    };
+    int64_t l = 0, r = 0;
+    ValueId lhs = operand(o.operands[0], o.lhsBatch, o.lhsContract, minusZero, l);
+    ValueId rhs = operand(o.operands[1], o.rhsBatch, o.rhsContract, 0, r);
+    sum.lhsBatch = sum.rhsBatch = {0, 2, 4};
+    sum.lhsContract = sum.rhsContract = {3};
+    ValueId products = shaped(OpKind::DotGeneral, {lhs, rhs}, TensorType::make(acc, {batch, m, kLanes, l, r}), std::move(sum));
+    ValueId lanes = transposed(products, {0, 3, 4, 1, 2});
+    ValueId total3 = laneAndChunkTree(lanes); // [B, L, R]
+    intoResult(o, reshaped(total3, o.resultTypes[0].shape));
   }
 
   /// Integer x / y and x % y where the target's division is undefined at

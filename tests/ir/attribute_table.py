@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 KIND_TEXT = {"IntList": "`[0, 2]`", "Int": "`1`", "DType": "`f32`", "Encodings": "`[0x3f800000, ...]`",
-             "Unit": "present or not"}
+             "Unit": "present or not", "Order": "`tree` (`sequential`, the default, unwritten)"}
 # How an operation is written up to its attributes, for the parser check.
 HEADS = {"unary": "unary.neg(%a)", "binary": "binary.add(%a, %a)", "compare": "compare.eq(%a, %a)",
          "reduce": "reduce.sum(%a)", "call": "call @f(%a)"}

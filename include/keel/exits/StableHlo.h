@@ -72,6 +72,11 @@ struct StableHloOptions {
   /// (parseStableHloVersion's); empty for kStableHloVersion. An op or
   /// attribute first in a later version is refused (E0915).
   std::string targetVersion;
+  /// --allow-reorder: a sum with `order = tree` is emitted as StableHLO's
+  /// reduce or dot_general, whose order the consumer chooses (the user
+  /// accepts other bits); without it such a sum is refused (E0915), since
+  /// StableHLO cannot pin an order.
+  bool allowReorder = false;
 };
 
 /// The StableHLO text of `options.entry` and every function it calls, or

@@ -12,7 +12,8 @@
 // broadcast_in_dim; scalar operands (literals, shape variables, casts of
 // them) become rank-0 constants broadcast to the tensor's shape; `matmul`
 // becomes dot_general; `mean` a sum divided by the count; `keepdims` a
-// reshape after the reduce; several-axis reductions one reduce over all axes.
+// reshape after the reduce; several-axis reductions one reduce over all axes;
+// `order: tree` (or the request's default order) the ops' `order = tree`.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KEEL_INSTANTIATE_BUILDER_H
@@ -34,6 +35,9 @@ namespace keel::instantiate {
 struct BuildRequest {
   std::string entry;
   std::map<std::string, int64_t> bindings;
+  /// The order of `sum`, `mean` and `matmul` calls that give no `order:`
+  /// (--default-order).
+  ir::SumOrder defaultOrder = ir::SumOrder::Sequential;
 };
 
 /// Parses `B=2,S=8` (also several --bind flags joined by commas); nullopt
@@ -72,7 +76,8 @@ std::optional<ir::Module> build(const SourceManager &sources, const syntax::Prog
 class ExpressionBuilder {
 public:
   ExpressionBuilder(const SourceManager &sources, const syntax::Program &program,
-                    const sema::CheckedProgram &checked, DiagnosticEngine &diags);
+                    const sema::CheckedProgram &checked, DiagnosticEngine &diags,
+                    ir::SumOrder defaultOrder = ir::SumOrder::Sequential);
   ~ExpressionBuilder();
   /// The result type, or nullopt after reporting why `e` cannot be built.
   std::optional<ir::TensorType> build(const syntax::Expr &e, const std::vector<std::pair<std::string, ir::TensorType>> &params,

@@ -37,7 +37,8 @@ struct ScalarProgram {
 
 /// Nullopt after reporting why a construct cannot be lowered.
 std::optional<ScalarProgram> lowerScalarProgram(const SourceManager &sources, const syntax::Program &program,
-                                                const sema::CheckedProgram &checked, DiagnosticEngine &diags);
+                                                const sema::CheckedProgram &checked, DiagnosticEngine &diags,
+                                                ir::SumOrder defaultOrder = ir::SumOrder::Sequential);
 
 } // namespace keel::instantiate
 

@@ -147,6 +147,14 @@ std::optional<MathFunction> mathFunction(UnaryCode c);
 /// keel/support/Operators.def (legality per dtype: its `operands` column).
 using keel::BinaryCode;
 using keel::CompareDir;
+/// The order in which a sum (reduce.sum, dot_general) adds its terms:
+/// Sequential, index 0 upward (the default); Tree, docs/semantics.md's tree
+/// order (16 lanes per 4096-element chunk, halving, a balanced tree over
+/// the chunks). Both are one fixed function of the inputs.
+enum class SumOrder : uint8_t { Sequential, Tree };
+std::string_view sumOrderName(SumOrder o);
+std::optional<SumOrder> parseSumOrder(std::string_view s);
+
 /// Reduction combiners; ArgMax/ArgMin give i64 indices (first of equals).
 enum class Combiner : uint8_t { Sum, Prod, Max, Min, And, Or, ArgMax, ArgMin };
 
@@ -222,6 +230,7 @@ struct Op {
   std::vector<int64_t> lhsBatch, rhsBatch, lhsContract, rhsContract; ///< dot_general
   int64_t axis = 0;                         ///< iota, concatenate
   std::optional<DType> acc;                 ///< reduce, dot_general: accumulator dtype
+  SumOrder order = SumOrder::Sequential;    ///< reduce.sum, dot_general: printed `order = tree`
   std::vector<uint64_t> constant;           ///< constant: encodings, 1 (splat) or one per element
   std::string callee;                       ///< call
   RegionPtr region;                         ///< fusion

@@ -124,6 +124,9 @@ struct Options {
   /// independent loops on threads from N element operations on; unset:
   /// cpu::kThreadedWork.
   std::optional<int64_t> threadedWork;
+  /// --default-order=tree: `sum`, `mean` and `matmul` calls in source
+  /// that give no `order:` sum in the tree order (IR text says its own).
+  bool treeByDefault = false;
   /// Kept across compilations (`keel check` of several files); null: a
   /// fresh solver, 2 s timeout.
   ProofCache *proofs = nullptr;
@@ -271,6 +274,7 @@ struct Request {
   bool mainFunction = false;     ///< ExitText: a `@main` that runs the entry on the arguments' values
   bool keelMath = false;         ///< Linalg: transcendentals call Keel's own library
   std::string stableHloVersion;  ///< StableHlo: --target-version (valid), empty for the default
+  bool allowReorder = false;     ///< StableHlo: --allow-reorder (exits::StableHloOptions::allowReorder)
   bool dumpAst = false;          ///< Checked: the AST in `text`
   bool locations = false;        ///< TensorIr: print locations
   bool dot = false;              ///< TensorIr: the Graphviz picture in `dot`

@@ -23,7 +23,14 @@
 //     target makes iota only exactly: made in i64 and converted;
 //   - a reduction or contraction whose accumulator converts into its
 //     result by one of the conversions above: it gives the accumulator's
-//     dtype, converted after (by those rules).
+//     dtype, converted after (by those rules);
+//   - a float sum in the tree order (`order = tree`) where the exit has no
+//     order of its own to pin: written out as the order's definition in
+//     ordinary ops (the terms padded with -0 to whole 16-lane groups,
+//     reshaped so that a sequential reduce.sum or dot_general makes each
+//     lane, then slices and binary.add for the halving and for the tree
+//     over the chunks); an integer sum, whose order changes no bit, simply
+//     becomes sequential.
 //
 // The division and the conversions a rule guarded are marked `guarded`:
 // their operands are in the domain where the target's own operation has
@@ -81,6 +88,9 @@ struct Capabilities {
   /// does; else only in `exactIota`, where every index is a value.
   bool convertingIota = false;
   DTypeSet exactIota;
+  /// `order = tree` sums reach the exit as they are: it computes them in
+  /// that order, or refuses them (StableHLO, whose consumer chooses).
+  bool treeOrder = false;
 
   /// Whether the exit maps `o` (an op of `f`) one to one with Keel's
   /// meaning. Every op but unary, binary, compare, convert, iota, reduce

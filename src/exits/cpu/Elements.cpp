@@ -145,6 +145,7 @@ const transforms::Capabilities &cpuCapabilities() {
     c.basicArithmetic = transforms::DTypeSet::allFloats();
     c.mathFunctions = transforms::DTypeSet::allFloats();
     c.totalIntegerDivision = c.saturatingFloatToInteger = c.saturatingFp8e4m3fn = c.convertingIota = true;
+    c.treeOrder = true; // Reference.cpp's treeSum
     return c;
   }();
   return caps;

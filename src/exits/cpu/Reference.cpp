@@ -412,8 +412,35 @@ void ReferenceLowering::reduce(const ir::Op &o) {
   DType acc = *o.acc;
   define(r, o);
   std::vector<StmtPtr> *saved = block_;
+  bool topLevel = block_ == &fn_.body;
   std::vector<Slot> kept = openNest(type(r).shape, kEveryLoop);
   std::vector<StmtPtr> *keptBody = block_;
+  std::vector<int64_t> reducedShape;
+  int64_t count = 1;
+  for (int64_t a : o.dims) {
+    reducedShape.push_back(in.shape[static_cast<size_t>(a)]);
+    count *= in.shape[static_cast<size_t>(a)];
+  }
+  // Operand index of the kept counters and the reduced indices.
+  auto operandIndex = [&](const std::vector<Ix> &reduced) {
+    std::vector<Ix> j;
+    size_t nextKept = 0, nextReduced = 0;
+    for (size_t d = 0; d < in.rank(); ++d) {
+      bool isReduced = std::binary_search(o.dims.begin(), o.dims.end(), static_cast<int64_t>(d));
+      j.push_back(isReduced ? reduced[nextReduced++] : Ix{static_cast<int64_t>(kept[nextKept++]), 0});
+    }
+    return j;
+  };
+  if (o.order == ir::SumOrder::Tree) { // reduce.sum (the verifier's rule)
+    Slot sum = treeSum(
+        acc, count,
+        [&](const Ix &p) { return convert(load(x, operandIndex(positionIndex(reducedShape, p))), in.dtype, acc); },
+        chunksOnThreads(type(r), topLevel), o);
+    block_ = keptBody;
+    store(r, address(type(r), ixs(kept)), convert(var(sum), acc, type(r).dtype));
+    block_ = saved;
+    return;
+  }
   Slot accSlot = newSlot(computeType(acc));
   assign(accSlot, identity(o.combiner, acc));
   bool arg = o.combiner == ir::Combiner::ArgMax || o.combiner == ir::Combiner::ArgMin;
@@ -424,16 +451,7 @@ void ReferenceLowering::reduce(const ir::Op &o) {
     assign(best, i64(0));
     assign(counter, i64(0));
   }
-  std::vector<int64_t> reducedShape;
-  for (int64_t a : o.dims)
-    reducedShape.push_back(in.shape[static_cast<size_t>(a)]);
-  std::vector<Slot> reduced = openNest(reducedShape);
-  std::vector<Ix> j;
-  size_t nextKept = 0, nextReduced = 0;
-  for (size_t d = 0; d < in.rank(); ++d) {
-    bool isReduced = std::binary_search(o.dims.begin(), o.dims.end(), static_cast<int64_t>(d));
-    j.push_back({static_cast<int64_t>(isReduced ? reduced[nextReduced++] : kept[nextKept++]), 0});
-  }
+  std::vector<Ix> j = operandIndex(ixs(openNest(reducedShape)));
   ExprPtr element = convert(load(x, j), in.dtype, acc);
   if (!arg) {
     accumulate(o.combiner, acc, accSlot, std::move(element));
@@ -467,6 +485,109 @@ void ReferenceLowering::reduce(const ir::Op &o) {
   block_ = saved;
 }
 
+std::vector<Ix> ReferenceLowering::positionIndex(const std::vector<int64_t> &shape, const Ix &p) {
+  if (shape.size() == 1)
+    return {p};
+  ExprPtr position = p.slot < 0 ? i64(p.offset)
+                                : makeBinary(BinaryOp::Add,
+                                             makeBinary(BinaryOp::Mul, var(static_cast<Slot>(p.slot)), i64(p.scale)),
+                                             i64(p.offset));
+  Slot linear = newSlot(Type::I64);
+  assign(linear, std::move(position));
+  std::vector<Ix> j;
+  int64_t stride = 1;
+  for (int64_t n : shape)
+    stride *= n;
+  for (int64_t n : shape) {
+    stride /= n;
+    Slot s = newSlot(Type::I64);
+    assign(s, makeBinary(BinaryOp::Rem, makeBinary(BinaryOp::Div, var(linear), i64(stride)), i64(n)));
+    j.push_back({static_cast<int64_t>(s), 0});
+  }
+  return j;
+}
+
+Slot ReferenceLowering::treeSum(DType acc, int64_t count, const std::function<ExprPtr(const Ix &)> &term,
+                                bool chunksOnThreads, const ir::Op &o) {
+  constexpr int64_t kGroups = kTreeChunk / kTreeLanes; // groups of 16 terms in a full chunk
+  auto add = [&](ExprPtr a, ExprPtr b) { return binaryElement(BinaryOp::Add, acc, std::move(a), std::move(b)); };
+  // `for counter in from .. to` around what `body` emits.
+  auto forLoop = [&](ExprPtr from, ExprPtr to, bool parallel, const std::function<void(Slot)> &body) {
+    Slot counter = newSlot(Type::I64);
+    auto loop = std::make_unique<loop::Stmt>();
+    loop->kind = loop::Stmt::Kind::For;
+    loop->slot = counter;
+    loop->from = std::move(from);
+    loop->to = std::move(to);
+    loop->parallel = parallel;
+    std::vector<StmtPtr> *here = block_;
+    block_ = &loop->body;
+    body(counter);
+    block_ = here;
+    emit(std::move(loop));
+  };
+  // One chunk's value: its terms from group `first` on (`groups` groups of
+  // 16, then `tail` more at the group index `tailGroup`), lane k taking
+  // term 16 * group + k; the lanes halved. Fresh lane slots each time, so
+  // a chunk in a parallel loop assigns only slots of its own.
+  auto chunk = [&](const std::function<ExprPtr()> &first, int64_t groups, int64_t tail, int64_t tailGroup) {
+    std::vector<Slot> lanes;
+    for (int64_t k = 0; k < kTreeLanes; ++k) {
+      lanes.push_back(newSlot(computeType(acc)));
+      assign(lanes.back(), identity(ir::Combiner::Sum, acc));
+    }
+    if (groups > 0)
+      forLoop(first(), makeBinary(BinaryOp::Add, first(), i64(groups)), false, [&](Slot g) {
+        for (int64_t k = 0; k < kTreeLanes; ++k)
+          assign(lanes[static_cast<size_t>(k)],
+                 add(var(lanes[static_cast<size_t>(k)]), term(Ix{static_cast<int64_t>(g), k, kTreeLanes})));
+      });
+    for (int64_t k = 0; k < tail; ++k)
+      assign(lanes[static_cast<size_t>(k)],
+             add(var(lanes[static_cast<size_t>(k)]), term(Ix{-1, tailGroup * kTreeLanes + k, 1})));
+    for (int64_t half = kTreeLanes / 2; half >= 1; half /= 2)
+      for (int64_t i = 0; i < half; ++i)
+        assign(lanes[static_cast<size_t>(i)],
+               add(var(lanes[static_cast<size_t>(i)]), var(lanes[static_cast<size_t>(i + half)])));
+    return lanes[0];
+  };
+  int64_t full = count / kTreeChunk, rest = count % kTreeChunk;
+  int64_t chunks = full + (rest > 0 ? 1 : 0);
+  Slot result = newSlot(computeType(acc));
+  if (chunks <= 1) { // no chunk tree: the one chunk's lanes (all the identity when count is 0)
+    Slot value = full == 1 ? chunk([] { return i64(0); }, kGroups, 0, 0)
+                           : chunk([] { return i64(0); }, rest / kTreeLanes, rest % kTreeLanes, rest / kTreeLanes);
+    assign(result, var(value));
+    return result;
+  }
+  // The chunk values in scratch memory, c[q] for chunk q.
+  Slot values = allocateScratch(chunks * storageBytes(acc), o);
+  forLoop(i64(0), i64(full), chunksOnThreads && full > 1, [&](Slot q) {
+    Slot value = chunk([&] { return makeBinary(BinaryOp::Mul, var(q), i64(kGroups)); }, kGroups, 0, 0);
+    storeTo(values, acc, var(q), var(value));
+  });
+  if (rest > 0) {
+    int64_t first = full * kGroups, groups = rest / kTreeLanes;
+    Slot value = chunk([&] { return i64(first); }, groups, rest % kTreeLanes, first + groups);
+    storeTo(values, acc, i64(full), var(value));
+  }
+  // The balanced tree, one level at a time, in place: c[i] = c[2i] + c[2i+1]
+  // (iteration i reads only entries at 2i and above, not yet overwritten),
+  // an odd last entry moved up unchanged.
+  for (int64_t n = chunks; n > 1; n = n / 2 + n % 2) {
+    forLoop(i64(0), i64(n / 2), false, [&](Slot i) {
+      ExprPtr twice = makeBinary(BinaryOp::Mul, var(i), i64(2));
+      ExprPtr next = makeBinary(BinaryOp::Add, makeBinary(BinaryOp::Mul, var(i), i64(2)), i64(1));
+      storeTo(values, acc, var(i), add(loadFrom(values, acc, std::move(twice)), loadFrom(values, acc, std::move(next))));
+    });
+    if (n % 2)
+      storeTo(values, acc, i64(n / 2), loadFrom(values, acc, i64(n - 1)));
+  }
+  assign(result, loadFrom(values, acc, i64(0)));
+  release(values);
+  return result;
+}
+
 void ReferenceLowering::dotGeneral(const ir::Op &o) {
   define(o.results[0], o);
   logicalContraction(o);
@@ -483,31 +604,45 @@ void ReferenceLowering::logicalContraction(const ir::Op &o) {
   std::vector<int64_t> lhsFree = freeDims(ta, o.lhsBatch, o.lhsContract);
   std::vector<int64_t> rhsFree = freeDims(tb, o.rhsBatch, o.rhsContract);
   std::vector<StmtPtr> *saved = block_;
+  bool topLevel = block_ == &fn_.body;
   std::vector<Slot> result = openNest(tr.shape, kEveryLoop);
-  Slot accSlot = newSlot(computeType(acc));
-  assign(accSlot, identity(ir::Combiner::Sum, acc));
   std::vector<int64_t> contractShape;
-  for (int64_t d : o.lhsContract)
+  int64_t count = 1;
+  for (int64_t d : o.lhsContract) {
     contractShape.push_back(ta.shape[static_cast<size_t>(d)]);
+    count *= ta.shape[static_cast<size_t>(d)];
+  }
   std::vector<StmtPtr> *elementBody = block_;
-  std::vector<Slot> k = openNest(contractShape);
-  std::vector<Ix> ja(ta.rank()), jb(tb.rank());
   auto at = [](Slot s) { return Ix{static_cast<int64_t>(s), 0}; };
   size_t nb = o.lhsBatch.size(), nl = lhsFree.size();
-  for (size_t q = 0; q < nb; ++q) {
-    ja[static_cast<size_t>(o.lhsBatch[q])] = at(result[q]);
-    jb[static_cast<size_t>(o.rhsBatch[q])] = at(result[q]);
+  // round(a * b) at the contracting indices `k`.
+  auto term = [&](const std::vector<Ix> &k) {
+    std::vector<Ix> ja(ta.rank()), jb(tb.rank());
+    for (size_t q = 0; q < nb; ++q) {
+      ja[static_cast<size_t>(o.lhsBatch[q])] = at(result[q]);
+      jb[static_cast<size_t>(o.rhsBatch[q])] = at(result[q]);
+    }
+    for (size_t q = 0; q < nl; ++q)
+      ja[static_cast<size_t>(lhsFree[q])] = at(result[nb + q]);
+    for (size_t q = 0; q < rhsFree.size(); ++q)
+      jb[static_cast<size_t>(rhsFree[q])] = at(result[nb + nl + q]);
+    for (size_t q = 0; q < k.size(); ++q) {
+      ja[static_cast<size_t>(o.lhsContract[q])] = k[q];
+      jb[static_cast<size_t>(o.rhsContract[q])] = k[q];
+    }
+    ExprPtr x = load(a, ja), y = load(b, jb);
+    return product(acc, std::move(x), ta.dtype, std::move(y), tb.dtype);
+  };
+  Slot accSlot;
+  if (o.order == ir::SumOrder::Tree) {
+    accSlot = treeSum(acc, count, [&](const Ix &p) { return term(positionIndex(contractShape, p)); },
+                      chunksOnThreads(tr, topLevel), o);
+  } else {
+    accSlot = newSlot(computeType(acc));
+    assign(accSlot, identity(ir::Combiner::Sum, acc));
+    std::vector<Ix> k = ixs(openNest(contractShape));
+    assign(accSlot, binaryElement(BinaryOp::Add, acc, var(accSlot), term(k)));
   }
-  for (size_t q = 0; q < nl; ++q)
-    ja[static_cast<size_t>(lhsFree[q])] = at(result[nb + q]);
-  for (size_t q = 0; q < rhsFree.size(); ++q)
-    jb[static_cast<size_t>(rhsFree[q])] = at(result[nb + nl + q]);
-  for (size_t q = 0; q < k.size(); ++q) {
-    ja[static_cast<size_t>(o.lhsContract[q])] = at(k[q]);
-    jb[static_cast<size_t>(o.rhsContract[q])] = at(k[q]);
-  }
-  ExprPtr x = load(a, ja), y = load(b, jb);
-  assign(accSlot, binaryElement(BinaryOp::Add, acc, var(accSlot), product(acc, std::move(x), ta.dtype, std::move(y), tb.dtype)));
   block_ = elementBody;
   store(r, address(tr, ixs(result)), convert(var(accSlot), acc, tr.dtype));
   block_ = saved;

@@ -20,6 +20,7 @@
 #include "keel/loop/LoopIR.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <vector>
@@ -172,6 +173,29 @@ protected:
   /// contracting index in row-major order acc = acc + round(a * b) in the
   /// accumulator dtype; the result is acc converted to the result dtype.
   void logicalContraction(const ir::Op &o);
+
+  /// The tree order's constants (docs/semantics.md "The tree order").
+  static constexpr int64_t kTreeChunk = 4096, kTreeLanes = 16;
+
+  /// Sums `count` terms in the tree order: 4096-term chunks of 16 lanes
+  /// (term j of a chunk goes to lane j mod 16, each lane adding its terms
+  /// in order from the identity), lanes halved (l[i] + l[i+8], then +4,
+  /// +2, +1), chunk values by a balanced tree (pairs, an odd last one
+  /// carried up). `term(p)` emits term p, p = scale * counter + offset, in
+  /// `acc`'s compute type into the current block. With `chunksOnThreads`
+  /// the full chunks are a parallel loop (each its own lanes and its own
+  /// slot of scratch memory). Returns a slot holding the sum.
+  Slot treeSum(DType acc, int64_t count, const std::function<ExprPtr(const Ix &)> &term, bool chunksOnThreads,
+               const ir::Op &o);
+  /// The indices, in row-major order over `shape`, of position `p`: `p`
+  /// itself for one dimension, else slots assigned (p / stride) % size.
+  std::vector<Ix> positionIndex(const std::vector<int64_t> &shape, const Ix &p);
+  /// Whether a tree sum's chunks may run on threads: the operation is
+  /// threaded, its nest opens outside every loop (`topLevel`), and it has
+  /// one result element (else its result elements are what threads share).
+  bool chunksOnThreads(const TensorType &result, bool topLevel) const {
+    return threaded_ && topLevel && result.elementCount().value_or(0) == 1;
+  }
 
   /// round(a * b) in the accumulator `acc` (no fused multiply-add): the
   /// term every contraction order adds.

@@ -207,7 +207,7 @@ size_t freeDimCount(const ir::TensorType &t, const std::vector<int64_t> &batch, 
 /// contractions: register tiles of kTileRows x kTileColumns for a matrix
 /// product (batch dims, one lhs-free dim M, one contracting dim K, one
 /// rhs-free dim N) whose M and N they divide; the rhs-free loop innermost
-/// otherwise.
+/// otherwise; the tree order's own loop for `order = tree`.
 void chooseContractions(const ir::Function &f, const std::vector<ir::Op> &ops, FunctionSchedule &s) {
   constexpr int64_t kTileRows = 4, kTileColumns = 16;
   for (const ir::Op &o : ops) {
@@ -217,7 +217,9 @@ void chooseContractions(const ir::Function &f, const std::vector<ir::Op> &ops, F
       continue;
     const ir::TensorType &a = f.valueTypes[o.operands[0]], &b = f.valueTypes[o.operands[1]];
     ContractionPlan plan{ContractionOrder::RhsFreeInner};
-    if (o.lhsContract.size() == 1 && freeDimCount(a, o.lhsBatch, o.lhsContract) == 1 &&
+    if (o.order == ir::SumOrder::Tree)
+      plan = {ContractionOrder::Tree}; // the reference's loop, each element's lanes in registers
+    else if (o.lhsContract.size() == 1 && freeDimCount(a, o.lhsBatch, o.lhsContract) == 1 &&
         freeDimCount(b, o.rhsBatch, o.rhsContract) == 1) {
       const ir::TensorType &r = f.valueTypes[o.results[0]];
       int64_t m = r.shape[o.lhsBatch.size()], n = r.shape[o.lhsBatch.size() + 1];
@@ -266,6 +268,7 @@ void chooseThreads(const ir::Function &f, const std::vector<ir::Op> &ops, int64_
 std::string planText(const ContractionPlan &p) {
   switch (p.order) {
   case ContractionOrder::Logical: return "logical";
+  case ContractionOrder::Tree: return "tree order";
   case ContractionOrder::RhsFreeInner: return "rhs-free innermost";
   case ContractionOrder::Tiled: return "tiled " + std::to_string(p.tileRows) + "x" + std::to_string(p.tileColumns);
   }

@@ -224,7 +224,7 @@ void ScheduledLowering::dotGeneral(const ir::Op &o) {
   if (auto it = s_.contractions.find(o.results[0]); it != s_.contractions.end())
     plan = it->second;
   switch (plan.order) {
-  case ContractionOrder::Logical: logicalContraction(o); return;
+  case ContractionOrder::Logical: case ContractionOrder::Tree: logicalContraction(o); return;
   case ContractionOrder::RhsFreeInner: rhsFreeInnerContraction(o); return;
   case ContractionOrder::Tiled: tiledContraction(o, plan); return;
   }

@@ -56,6 +56,7 @@ enum class ContractionOrder : uint8_t {
   Logical,      ///< over the result in order, the contracting loop innermost
   RhsFreeInner, ///< batch, lhs-free, contracting, then rhs-free innermost
   Tiled,        ///< tiles of results over rhs panels of the tile's width
+  Tree,         ///< `order = tree`: over the result, each element's terms in the tree order
 };
 
 /// How one contraction is computed. Tiled: a matrix product (batch dims,
