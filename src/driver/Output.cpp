@@ -121,12 +121,13 @@ OptionResult parsePipelineOption(const std::vector<std::string_view> &args, size
     return OptionResult::Taken;
   }
   if (std::optional<std::string_view> v = optionValue(args, i, "--default-order", missing)) {
-    if (missing || (*v != "sequential" && *v != "tree")) { // ir::SumOrder's names
+    std::optional<SumOrder> order = missing ? std::nullopt : parseSumOrder(*v);
+    if (!order) {
       error = "--default-order takes sequential (the default) or tree" +
               (missing ? std::string() : ", not '" + std::string(*v) + "'");
       return OptionResult::Bad;
     }
-    options.treeByDefault = *v == "tree";
+    options.defaultOrder = *order;
     return OptionResult::Taken;
   }
   if (std::optional<std::string_view> v = optionValue(args, i, "--threaded-work", missing)) {

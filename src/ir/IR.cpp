@@ -34,7 +34,6 @@ constexpr std::string_view kCompareNames[] = {
 };
 constexpr std::array<std::string_view, 8> kCombinerNames = {"sum", "prod", "max", "min",
                                                             "and", "or", "argmax", "argmin"};
-constexpr std::array<std::string_view, 2> kSumOrderNames = {"sequential", "tree"};
 
 using namespace attrs;
 constexpr OpInfo kOps[] = {
@@ -150,8 +149,6 @@ std::optional<UnaryCode> parseUnary(std::string_view s) { return parseName<Unary
 std::optional<BinaryCode> parseBinary(std::string_view s) { return parseName<BinaryCode>(kBinaryNames, s); }
 std::optional<CompareDir> parseCompare(std::string_view s) { return parseName<CompareDir>(kCompareNames, s); }
 std::optional<Combiner> parseCombiner(std::string_view s) { return parseName<Combiner>(kCombinerNames, s); }
-std::string_view sumOrderName(SumOrder o) { return kSumOrderNames[static_cast<size_t>(o)]; }
-std::optional<SumOrder> parseSumOrder(std::string_view s) { return parseName<SumOrder>(kSumOrderNames, s); }
 
 bool isLegal(UnaryCode c, DType t) {
   switch (c) {

@@ -231,12 +231,11 @@ Checked frontEnd(Compilation &c, FileId file) {
 }
 
 /// The order of source sums that give no `order:`.
-static ir::SumOrder defaultOrder(const Options &o) { return o.treeByDefault ? ir::SumOrder::Tree : ir::SumOrder::Sequential; }
 
 std::optional<ir::Module> instantiateEntry(Compilation &c, const Checked &source,
                                            const instantiate::BuildRequest &request) {
   instantiate::BuildRequest ordered = request;
-  ordered.defaultOrder = defaultOrder(c.options);
+  ordered.defaultOrder = c.options.defaultOrder;
   std::optional<ir::Module> m = c.timed(
       "instantiate", [&] { return instantiate::build(c.sources, source.program, source.checked, ordered, c.diags); });
   if (!m)
@@ -441,7 +440,7 @@ std::optional<loop::Module> compileProgram(Compilation &c, FileId file) {
 std::optional<loop::Module> lowerProgram(Compilation &c, const Checked &source) {
   std::optional<instantiate::ScalarProgram> program = c.timed("instantiate", [&] {
     return instantiate::lowerScalarProgram(c.sources, source.program, source.checked, c.diags,
-                                           defaultOrder(c.options));
+                                           c.options.defaultOrder);
   });
   if (!program)
     return std::nullopt;

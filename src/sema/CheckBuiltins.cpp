@@ -2,6 +2,7 @@
 #include "CheckerImpl.h"
 
 #include "keel/support/Permutation.h"
+#include "keel/support/SumOrder.h"
 #include <algorithm>
 #include <functional>
 
@@ -183,7 +184,7 @@ Checker::BuiltinArgs Checker::builtinArguments(const CallExpr &c, const BuiltinI
     } else if (a.name == "order") {
       // A summation order is a name, never a value: `tree` is not looked up.
       auto *n = a.value->as<NameExpr>();
-      if (!n || (n->name != "sequential" && n->name != "tree"))
+      if (!n || !parseSumOrder(n->name))
         diags_.error(code::E0106, a.value->span, "`order:` takes `sequential` (the default) or `tree`")
             .note("`tree` sums in 16 lanes per 4096-element chunk, then a balanced tree: one fixed result on "
                   "every machine (docs/semantics.md)");

@@ -338,17 +338,15 @@ private:
     return shaped(OpKind::Concatenate, {x, pad}, TensorType::make(dtype(x), shape), std::move(attrs));
   }
 
-  /// The tree order's chunks and lanes (docs/semantics.md "The tree order").
-  static constexpr int64_t kChunk = 4096, kLanes = 16;
   /// Groups of 16 terms per chunk for n terms: 256, or fewer for one chunk.
-  static int64_t groupsPerChunk(int64_t n) { return n > kChunk ? kChunk / kLanes : (n + kLanes - 1) / kLanes; }
+  static int64_t groupsPerChunk(int64_t n) { return n > kTreeChunk ? kTreeChunk / kTreeLanes : (n + kTreeLanes - 1) / kTreeLanes; }
 
   /// [P..., m, 16] lane sums to [P...]: the lanes halved (l[i] + l[i+8],
   /// then +4, +2, +1), then the m chunk values by a balanced tree (pairs
   /// (c[0] + c[1]), (c[2] + c[3]), ..., an odd last one carried up).
   ValueId laneAndChunkTree(ValueId lanes) {
     ValueId v = lanes;
-    for (int64_t half = kLanes / 2; half >= 1; half /= 2) { // (one statement per op: a fixed text order)
+    for (int64_t half = kTreeLanes / 2; half >= 1; half /= 2) { // (one statement per op: a fixed text order)
       ValueId low = lastSlice(v, 0, half);
       ValueId high = lastSlice(v, half, 2 * half);
       v = binary(BinaryCode::Add, low, high);
@@ -409,7 +407,7 @@ private:
       emit(std::move(sequential));
       return;
     }
-    int64_t g = groupsPerChunk(n), m = (n + kChunk - 1) / kChunk, total = m * g * kLanes;
+    int64_t g = groupsPerChunk(n), m = (n + kTreeChunk - 1) / kTreeChunk, total = m * g * kTreeLanes;
     uint64_t minusZero = identityEncoding(Combiner::Sum, acc);
     Op sum;
     sum.acc = acc;
@@ -427,8 +425,8 @@ private:
       flat.push_back(n);
       v = padded(reshaped(v, flat), total, minusZero);
       std::vector<int64_t> groups = kept, lanes = kept;
-      groups.insert(groups.end(), {m, g, kLanes});
-      lanes.insert(lanes.end(), {m, kLanes});
+      groups.insert(groups.end(), {m, g, kTreeLanes});
+      lanes.insert(lanes.end(), {m, kTreeLanes});
       sum.combiner = Combiner::Sum;
       sum.dims = {static_cast<int64_t>(kept.size()) + 1};
       ValueId laneSums = shaped(OpKind::Reduce, {reshaped(v, groups)}, TensorType::make(acc, lanes), std::move(sum));
@@ -457,14 +455,14 @@ private:
       }
       perm.insert(perm.end(), contract.begin(), contract.end());
       ValueId w = padded(reshaped(transposed(inAccumulator(v, acc), perm), {batch, free, n}), total, pad);
-      return reshaped(w, {batch, free, m, g, kLanes});
+      return reshaped(w, {batch, free, m, g, kTreeLanes});
     };
     int64_t l = 0, r = 0;
     ValueId lhs = operand(o.operands[0], o.lhsBatch, o.lhsContract, minusZero, l);
     ValueId rhs = operand(o.operands[1], o.rhsBatch, o.rhsContract, 0, r);
     sum.lhsBatch = sum.rhsBatch = {0, 2, 4};
     sum.lhsContract = sum.rhsContract = {3};
-    ValueId products = shaped(OpKind::DotGeneral, {lhs, rhs}, TensorType::make(acc, {batch, m, kLanes, l, r}), std::move(sum));
+    ValueId products = shaped(OpKind::DotGeneral, {lhs, rhs}, TensorType::make(acc, {batch, m, kTreeLanes, l, r}), std::move(sum));
     ValueId lanes = transposed(products, {0, 3, 4, 1, 2});
     ValueId total3 = laneAndChunkTree(lanes); // [B, L, R]
     intoResult(o, reshaped(total3, o.resultTypes[0].shape));

@@ -21,6 +21,7 @@
 #include "keel/support/ElementType.h"
 #include "keel/support/Operators.h"
 #include "keel/support/Source.h"
+#include "keel/support/SumOrder.h"
 
 #include <cstdint>
 #include <memory>
@@ -148,12 +149,8 @@ std::optional<MathFunction> mathFunction(UnaryCode c);
 using keel::BinaryCode;
 using keel::CompareDir;
 /// The order in which a sum (reduce.sum, dot_general) adds its terms:
-/// Sequential, index 0 upward (the default); Tree, docs/semantics.md's tree
-/// order (16 lanes per 4096-element chunk, halving, a balanced tree over
-/// the chunks). Both are one fixed function of the inputs.
-enum class SumOrder : uint8_t { Sequential, Tree };
-std::string_view sumOrderName(SumOrder o);
-std::optional<SumOrder> parseSumOrder(std::string_view s);
+/// keel/support/SumOrder.h.
+using keel::SumOrder;
 
 /// Reduction combiners; ArgMax/ArgMin give i64 indices (first of equals).
 enum class Combiner : uint8_t { Sum, Prod, Max, Min, And, Or, ArgMax, ArgMin };

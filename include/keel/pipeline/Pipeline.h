@@ -34,6 +34,7 @@
 #include "keel/runtime/Npy.h"
 #include "keel/support/Diagnostics.h"
 #include "keel/support/Source.h"
+#include "keel/support/SumOrder.h"
 
 #include <chrono>
 #include <cstdint>
@@ -124,9 +125,9 @@ struct Options {
   /// independent loops on threads from N element operations on; unset:
   /// cpu::kThreadedWork.
   std::optional<int64_t> threadedWork;
-  /// --default-order=tree: `sum`, `mean` and `matmul` calls in source
-  /// that give no `order:` sum in the tree order (IR text says its own).
-  bool treeByDefault = false;
+  /// --default-order=ORDER: the order of the `sum`, `mean` and `matmul`
+  /// calls in source that give no `order:` (IR text says its own).
+  SumOrder defaultOrder = SumOrder::Sequential;
   /// Kept across compilations (`keel check` of several files); null: a
   /// fresh solver, 2 s timeout.
   ProofCache *proofs = nullptr;

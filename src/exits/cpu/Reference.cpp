@@ -100,23 +100,25 @@ std::vector<Slot> ReferenceLowering::openNest(const std::vector<int64_t> &shape,
   bool parallelizable = threaded_ && block_ == &fn_.body;
   for (size_t d = 0; d < shape.size(); ++d) {
     int64_t n = shape[d];
-    Slot s = newSlot(Type::I64);
-    auto loop = std::make_unique<Stmt>();
-    loop->kind = Stmt::Kind::For;
-    if (parallelizable && d < independent && n > 1) {
-      loop->parallel = true;
-      parallelizable = false;
-    }
-    parallelizable = parallelizable && n == 1;
-    loop->slot = s;
-    loop->from = i64(0);
-    loop->to = i64(n);
-    std::vector<StmtPtr> *body = &loop->body;
-    emit(std::move(loop));
-    block_ = body;
-    counters.push_back(s);
+    bool parallel = parallelizable && d < independent && n > 1;
+    parallelizable = parallelizable && !parallel && n == 1;
+    counters.push_back(openLoop(i64(0), i64(n), parallel));
   }
   return counters;
+}
+
+Slot ReferenceLowering::openLoop(ExprPtr from, ExprPtr to, bool parallel) {
+  Slot counter = newSlot(Type::I64);
+  auto loop = std::make_unique<Stmt>();
+  loop->kind = Stmt::Kind::For;
+  loop->slot = counter;
+  loop->from = std::move(from);
+  loop->to = std::move(to);
+  loop->parallel = parallel;
+  std::vector<StmtPtr> *body = &loop->body;
+  emit(std::move(loop));
+  block_ = body;
+  return counter;
 }
 
 std::vector<Ix> ReferenceLowering::ixs(const std::vector<Slot> &counters) {
@@ -513,18 +515,9 @@ Slot ReferenceLowering::treeSum(DType acc, int64_t count, const std::function<Ex
   auto add = [&](ExprPtr a, ExprPtr b) { return binaryElement(BinaryOp::Add, acc, std::move(a), std::move(b)); };
   // `for counter in from .. to` around what `body` emits.
   auto forLoop = [&](ExprPtr from, ExprPtr to, bool parallel, const std::function<void(Slot)> &body) {
-    Slot counter = newSlot(Type::I64);
-    auto loop = std::make_unique<loop::Stmt>();
-    loop->kind = loop::Stmt::Kind::For;
-    loop->slot = counter;
-    loop->from = std::move(from);
-    loop->to = std::move(to);
-    loop->parallel = parallel;
     std::vector<StmtPtr> *here = block_;
-    block_ = &loop->body;
-    body(counter);
+    body(openLoop(std::move(from), std::move(to), parallel));
     block_ = here;
-    emit(std::move(loop));
   };
   // One chunk's value: its terms from group `first` on (`groups` groups of
   // 16, then `tail` more at the group index `tailGroup`), lane k taking

@@ -81,6 +81,9 @@ protected:
   /// loop is independent.
   static constexpr size_t kEveryLoop = SIZE_MAX;
   std::vector<Slot> openNest(const std::vector<int64_t> &shape, size_t independent = 0);
+  /// Emits `for counter in from .. to` (a parallel loop if `parallel`) and
+  /// moves into its body; returns the counter.
+  Slot openLoop(ExprPtr from, ExprPtr to, bool parallel = false);
   static std::vector<Ix> ixs(const std::vector<Slot> &counters);
 
   ExprPtr address(const TensorType &t, const std::vector<Ix> &index);
@@ -173,9 +176,6 @@ protected:
   /// contracting index in row-major order acc = acc + round(a * b) in the
   /// accumulator dtype; the result is acc converted to the result dtype.
   void logicalContraction(const ir::Op &o);
-
-  /// The tree order's constants (docs/semantics.md "The tree order").
-  static constexpr int64_t kTreeChunk = 4096, kTreeLanes = 16;
 
   /// Sums `count` terms in the tree order: 4096-term chunks of 16 lanes
   /// (term j of a chunk goes to lane j mod 16, each lane adding its terms

@@ -29,7 +29,8 @@
 //                   entries, tiles; never a contracting or reduced
 //                   dimension) as a parallel loop: each thread computes a
 //                   contiguous range of them with the same code, so no
-//                   bit depends on the thread count;
+//                   bit depends on the thread count; a sum to one
+//                   element in the tree order splits its chunks;
 //   freeEarly       each buffer is freed after its last use, so that the
 //                   runtime can hand its memory to the next allocation.
 //
