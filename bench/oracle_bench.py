@@ -1,4 +1,4 @@
-"""The CPU oracle's workloads (issue 7: W1-W5, W7), timed against NumPy and
+"""The CPU oracle's workloads (issue 7: W1-W5, W7; W7t, W7 in the tree order), timed against NumPy and
 PyTorch (Debian python3-numpy, python3-torch) and against the machine's
 limits measured in the same run: memory bandwidth (a NumPy copy, and a
 parallel C copy on the threads used), OpenBLAS sgemm (NumPy's matmul
@@ -10,8 +10,8 @@ usage: python3 bench/oracle_bench.py [KEEL] [--threads N] [--before OLD-KEEL | -
        (KEEL: default build/src/driver/keel; --threads: the threads Keel,
        OpenBLAS and PyTorch all use, default every CPU; --before: another
        keel, for instance one built from an earlier commit, timed on the
-       same workloads in the same run, with the ratio of the two (run on
-       one thread: an older keel has no --threads); --fusion: the same keel
+       same workloads in the same run, with the ratio of the two (both on
+       one thread when the other keel has no --threads); --fusion: the same keel
        with --no-fuse as the "before", and the bytes of intermediate
        tensors each materializes, from --stats)
 
@@ -81,6 +81,10 @@ if "--before" in ARGS:
 KEEL = ARGS[0] if ARGS else os.path.join(HERE, "..", "build", "src", "driver", "keel")
 if FUSION:
     BEFORE, BEFORE_ARGS = KEEL, ["--no-fuse"]
+# A keel from before --threads runs on one thread, and so does this one
+# beside it; one that has --threads runs on the same threads as this one.
+OLDER = bool(BEFORE) and not FUSION and "--threads" not in subprocess.run(
+    [BEFORE, "run", "--help"], capture_output=True, text=True).stdout
 BYTES = []  # (entry, fused bytes, unfused bytes) with --fusion
 SOURCE = os.path.join(HERE, "oracle.sfn")
 
@@ -101,10 +105,7 @@ def best(function, runs=5):
 def keel(entry, args, bindings, binary=None, extra=()):
     if binary is None and BEFORE:  # both, interleaved: (after, before)
         return keel(entry, args, bindings, KEEL), keel(entry, args, bindings, BEFORE, BEFORE_ARGS)
-    # An older keel (--before) has no --threads and runs on one thread: so
-    # does this one then.
-    older = BEFORE and not FUSION
-    threads = [] if older and binary == BEFORE else ["--threads", str(1 if older else THREADS)]
+    threads = [] if OLDER and binary == BEFORE else ["--threads", str(1 if OLDER else THREADS)]
     command = [binary or KEEL, "run", SOURCE, *threads, *extra, *(["--stats"] if FUSION and not extra else []), "--entry", entry, "--repeat", "5", "--bind",
                ",".join(f"{k}={v}" for k, v in bindings.items())]
     for i, name in enumerate(args):
@@ -158,7 +159,7 @@ def main():
             peaks[mode] = float(subprocess.run([binary, str(THREADS)], capture_output=True, text=True,
                                                check=True).stdout)
 
-    print(f"threads: Keel {1 if BEFORE and not FUSION else THREADS}, OpenBLAS {os.environ.get('OPENBLAS_NUM_THREADS')} "
+    print(f"threads: Keel {1 if OLDER else THREADS}, OpenBLAS {os.environ.get('OPENBLAS_NUM_THREADS')} "
           f"(OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', 'its own choice')}), PyTorch {torch_threads}")
     print(f"machine: memory {bandwidth:.1f} GB/s (NumPy copy, read+write), {peaks['COPY']:.1f} GB/s "
           f"(C copy on {THREADS} threads); f32 peak on {THREADS} threads: multiply+add {peaks['MULADD']:.0f} GFLOP/s, "
@@ -231,6 +232,12 @@ def main():
     # W7: the ordered sum of 64M f32; its limit is the add latency.
     row("W7 ordered sum 64M", keel("w7", ["x"], {"N": 64 * 2**20}), best(lambda: x64m.sum()),
         best(lambda: torch.from_numpy(x64m).sum()) if torch else math.nan, c_ms, "C loop")
+    # W7t: the same sum in the tree order (16 lanes per 4096-term chunk, a
+    # balanced tree over the chunks: its chunks on threads); its limit is
+    # reading x once.
+    row("W7t tree-order sum 64M", keel("w7t", ["x"], {"N": 64 * 2**20}), best(lambda: x64m.sum()),
+        best(lambda: torch.from_numpy(x64m).sum()) if torch else math.nan, x64m.nbytes / bandwidth / 1e6,
+        "bandwidth")
 
     print(f"{'workload':32} {'Keel ms':>9} {'NumPy ms':>9} {'torch ms':>9} {'floor ms':>9}  "
           f"{'Keel/NumPy':>10} {'floor/Keel':>10}" + (f" {'before ms':>9} {'Keel/before':>11}" if BEFORE else ""))

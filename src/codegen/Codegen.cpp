@@ -937,7 +937,12 @@ bool optimize(llvm::Module &module, std::string &error) {
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder passes(machine->get());
+  // The SLP vectorizer packs independent scalar operations (the tree
+  // order's 16 lanes, a tile's columns) into vector ones lane for lane, so
+  // it changes no bit; PassBuilder leaves it off unless asked, as clang asks.
+  llvm::PipelineTuningOptions tuning;
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder passes(machine->get(), tuning);
   passes.registerModuleAnalyses(mam);
   passes.registerCGSCCAnalyses(cgam);
   passes.registerFunctionAnalyses(fam);
