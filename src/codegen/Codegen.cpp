@@ -938,8 +938,9 @@ bool optimize(llvm::Module &module, std::string &error) {
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
   // The SLP vectorizer packs independent scalar operations (the tree
-  // order's 16 lanes, a tile's columns) into vector ones lane for lane, so
-  // it changes no bit; PassBuilder leaves it off unless asked, as clang asks.
+  // order's 16 lanes) into vector ones lane for lane, reassociating
+  // nothing, so it changes no bit; PassBuilder leaves it off unless asked,
+  // as clang asks.
   llvm::PipelineTuningOptions tuning;
   tuning.SLPVectorization = true;
   llvm::PassBuilder passes(machine->get(), tuning);

@@ -230,8 +230,6 @@ Checked frontEnd(Compilation &c, FileId file) {
   return out;
 }
 
-/// The order of source sums that give no `order:`.
-
 std::optional<ir::Module> instantiateEntry(Compilation &c, const Checked &source,
                                            const instantiate::BuildRequest &request) {
   instantiate::BuildRequest ordered = request;

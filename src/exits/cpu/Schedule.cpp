@@ -253,11 +253,9 @@ int64_t workOf(const ir::Function &f, const ir::Op &o) {
   return work;
 }
 
-/// Whether `o`'s result is one element: then only a sum in the tree order
-/// has independent work (its chunks), which the threads share.
-bool oneElement(const ir::Function &f, const ir::Op &o) {
-  return o.results.size() == 1 && f.valueTypes[o.results[0]].elementCount() == 1;
-}
+/// Whether `v` is one element: then only a sum in the tree order has
+/// independent work (its chunks), which the threads share.
+bool oneElement(const ir::Function &f, ValueId v) { return f.valueTypes[v].elementCount() == 1; }
 
 /// threaded: the operations whose nests do at least `threshold` element
 /// operations (kThreadedWork unless a test says). Below it, starting the
@@ -267,7 +265,7 @@ void chooseThreads(const ir::Function &f, const std::vector<ir::Op> &ops, int64_
   for (const ir::Op &o : ops) {
     if (o.kind == OpKind::Fusion)
       chooseThreads(f, o.region->ops, threshold, s);
-    if (o.results.size() == 1 && workOf(f, o) >= threshold && (!oneElement(f, o) || o.order == SumOrder::Tree))
+    if (o.results.size() == 1 && workOf(f, o) >= threshold && (!oneElement(f, o.results[0]) || o.order == SumOrder::Tree))
       s.threaded.insert(o.results[0]);
   }
 }
@@ -329,8 +327,8 @@ std::string printSchedule(const ir::Module &m, const Schedule &schedule) {
       line(v, "contraction, " + planText(plan));
     for (ValueId v : s.threaded)
       if (!s.splats.count(v) && !s.computedInUser.count(v) && !s.readThrough.count(v))
-        line(v, f.valueTypes[v].elementCount() == 1 ? "on threads (its tree order's chunks split across them)"
-                                                    : "on threads (its independent elements split across them)");
+        line(v, oneElement(f, v) ? "on threads (its tree order's chunks split across them)"
+                                  : "on threads (its independent elements split across them)");
     out += s.freeEarly ? "  buffers freed after their last use\n" : "  buffers freed on return\n";
   }
   return out;
