@@ -206,7 +206,8 @@ size_t freeDimCount(const ir::TensorType &t, const std::vector<int64_t> &batch, 
 
 /// contractions: register tiles of kTileRows x kTileColumns for a matrix
 /// product (batch dims, one lhs-free dim M, one contracting dim K, one
-/// rhs-free dim N) whose M and N they divide; the rhs-free loop innermost
+/// rhs-free dim N) of any M and of N at least a tile's columns (the edges
+/// are tiles of fewer rows, panels padded past N); the rhs-free loop innermost
 /// otherwise; the tree order's own loop for `order = tree`.
 void chooseContractions(const ir::Function &f, const std::vector<ir::Op> &ops, FunctionSchedule &s) {
   constexpr int64_t kTileRows = 4, kTileColumns = 16;
@@ -222,8 +223,8 @@ void chooseContractions(const ir::Function &f, const std::vector<ir::Op> &ops, F
     else if (o.lhsContract.size() == 1 && freeDimCount(a, o.lhsBatch, o.lhsContract) == 1 &&
         freeDimCount(b, o.rhsBatch, o.rhsContract) == 1) {
       const ir::TensorType &r = f.valueTypes[o.results[0]];
-      int64_t m = r.shape[o.lhsBatch.size()], n = r.shape[o.lhsBatch.size() + 1];
-      if (m % kTileRows == 0 && n % kTileColumns == 0)
+      // At least one whole panel: a narrower result would be mostly padding.
+      if (r.shape[o.lhsBatch.size() + 1] >= kTileColumns)
         plan = {ContractionOrder::Tiled, kTileRows, kTileColumns};
     }
     s.contractions[o.results[0]] = plan;

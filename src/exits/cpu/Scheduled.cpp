@@ -61,8 +61,10 @@ private:
   /// accumulator, exactly) into contiguous memory, every tile of results
   /// accumulates in a small buffer of its own across the whole contracting
   /// loop; its innermost loop over the tile's columns vectorizes and the
-  /// tile stays in registers. Every result still starts at the identity
-  /// and adds round(a * b) for k = 0, 1, ... in order.
+  /// tile stays in registers. Any M and N: the rows past the last whole
+  /// tile are one tile of fewer rows, and the last panel is padded with
+  /// zeros past N, whose products are never stored. Every result still
+  /// starts at the identity and adds round(a * b) for k = 0, 1, ... in order.
   void tiledContraction(const ir::Op &o, const ContractionPlan &plan);
 
   const FunctionSchedule &s_;
@@ -293,10 +295,9 @@ void ScheduledLowering::tiledContraction(const ir::Op &o, const ContractionPlan 
   std::vector<int64_t> lhsFree = freeDims(ta, o.lhsBatch, o.lhsContract);
   std::vector<int64_t> rhsFree = freeDims(tb, o.rhsBatch, o.rhsContract);
   const int64_t rows = plan.tileRows, columns = plan.tileColumns;
-  if (o.lhsContract.size() != 1 || lhsFree.size() != 1 || rhsFree.size() != 1 || rows <= 0 || columns <= 0 ||
-      ta.shape[static_cast<size_t>(lhsFree[0])] % rows != 0 || tb.shape[static_cast<size_t>(rhsFree[0])] % columns != 0)
-    throw std::logic_error("the schedule tiles a contraction its tiles do not fit (" + std::to_string(rows) + "x" +
-                           std::to_string(columns) + ")");
+  if (o.lhsContract.size() != 1 || lhsFree.size() != 1 || rhsFree.size() != 1 || rows <= 0 || columns <= 0)
+    throw std::logic_error("the schedule tiles a contraction that is not a matrix product by " + std::to_string(rows) +
+                           "x" + std::to_string(columns) + " tiles");
   size_t mDim = static_cast<size_t>(lhsFree[0]), nDim = static_cast<size_t>(rhsFree[0]);
   size_t kA = static_cast<size_t>(o.lhsContract[0]), kB = static_cast<size_t>(o.rhsContract[0]);
   int64_t m = ta.shape[mDim], n = tb.shape[nDim], k = ta.shape[kA];
@@ -308,7 +309,7 @@ void ScheduledLowering::tiledContraction(const ir::Op &o, const ContractionPlan 
   std::vector<int64_t> panels;
   for (int64_t d : o.lhsBatch)
     panels.push_back(ta.shape[static_cast<size_t>(d)]);
-  panels.push_back(n / columns);
+  panels.push_back((n + columns - 1) / columns); // the last may be narrower: its columns past n are padding
   std::vector<StmtPtr> *saved = block_;
   std::vector<Slot> outer = openNest(panels, kEveryLoop);
   std::vector<StmtPtr> *panelBody = block_;
@@ -320,52 +321,86 @@ void ScheduledLowering::tiledContraction(const ir::Op &o, const ContractionPlan 
       j[static_cast<size_t>(batch[q])] = {static_cast<int64_t>(outer[q]), 0, 1};
   };
   Ix panelColumn{static_cast<int64_t>(outer[nb]), 0, columns};
+  // The panel's columns within the result: all of them, but in a last
+  // panel of n % columns.
+  auto width = [&]() -> ExprPtr {
+    if (n % columns == 0)
+      return i64(columns);
+    return makeBinary(BinaryOp::Min, i64(columns),
+                      makeBinary(BinaryOp::Sub, i64(n), makeBinary(BinaryOp::Mul, var(outer[nb]), i64(columns))));
+  };
 
-  // The panel: rhs[batch, kk, columns * p + c] for every kk and c.
-  std::vector<Ix> pc = ixs(openNest({k, columns}));
+  // The panel: rhs[batch, kk, columns * p + c] for each kk and each c
+  // within the result, the accumulator's zero past it (products with it
+  // are computed but never stored).
+  Slot kPack = openLoop(i64(0), i64(k));
+  std::vector<StmtPtr> *packRow = block_;
   {
+    Slot c = openLoop(i64(0), width());
     std::vector<Ix> jb(tb.rank());
     batchIndex(jb, o.rhsBatch);
-    jb[kB] = pc[0];
+    jb[kB] = {static_cast<int64_t>(kPack), 0, 1};
     jb[nDim] = panelColumn;
-    ExprPtr at = makeBinary(BinaryOp::Add, address(tb, jb),
-                            makeBinary(BinaryOp::Mul, var(static_cast<Slot>(pc[1].slot)), i64(strides(tb)[nDim])));
+    ExprPtr at = makeBinary(BinaryOp::Add, address(tb, jb), makeBinary(BinaryOp::Mul, var(c), i64(strides(tb)[nDim])));
+    std::vector<Ix> pc = {Ix{static_cast<int64_t>(kPack), 0, 1}, Ix{static_cast<int64_t>(c), 0, 1}};
     storeTo(panel, acc, address(panelType, pc), convert(loadFrom(rhs, tb.dtype, std::move(at)), tb.dtype, acc));
   }
-  block_ = panelBody;
-  Slot rowTile = openNest({m / rows})[0];
-  std::vector<StmtPtr> *tileBody = block_;
-  std::vector<Ix> all = ixs(openNest({rows, columns}));
-  storeTo(tile, acc, address(tileType, all), identity(ir::Combiner::Sum, acc));
-  block_ = tileBody;
-  Slot kk = openNest({k})[0];
-  Slot column = openNest({columns})[0];
-  for (int64_t row = 0; row < rows; ++row) {
-    std::vector<Ix> ja(ta.rank());
-    batchIndex(ja, o.lhsBatch);
-    ja[mDim] = {static_cast<int64_t>(rowTile), row, rows};
-    ja[kA] = {static_cast<int64_t>(kk), 0, 1};
-    std::vector<Ix> tileIndex = {Ix{-1, row, 1}, Ix{static_cast<int64_t>(column), 0, 1}};
-    std::vector<Ix> panelIndex = {Ix{static_cast<int64_t>(kk), 0, 1}, Ix{static_cast<int64_t>(column), 0, 1}};
-    // The product (its rhs already in the accumulator), rounded, then added.
-    ExprPtr x = load(a, ja);
-    ExprPtr term = product(acc, std::move(x), ta.dtype, loadFrom(panel, acc, address(panelType, panelIndex)), acc);
-    ExprPtr sum = binaryElement(BinaryOp::Add, acc, loadFrom(tile, acc, address(tileType, tileIndex)), std::move(term));
-    storeTo(tile, acc, address(tileType, tileIndex), std::move(sum));
+  if (n % columns != 0) {
+    block_ = packRow;
+    Slot c = openLoop(width(), i64(columns));
+    std::vector<Ix> pc = {Ix{static_cast<int64_t>(kPack), 0, 1}, Ix{static_cast<int64_t>(c), 0, 1}};
+    storeTo(panel, acc, address(panelType, pc), identity(ir::Combiner::Sum, acc));
   }
-  // The tile into the result: result[batch, rows * t + row, columns * p + c].
-  block_ = tileBody;
-  std::vector<Ix> rc = ixs(openNest({rows, columns}));
-  std::vector<Ix> jr;
-  for (size_t q = 0; q < nb; ++q)
-    jr.push_back({static_cast<int64_t>(outer[q]), 0, 1});
-  jr.push_back({static_cast<int64_t>(rowTile), 0, rows});
-  jr.push_back(panelColumn);
-  std::vector<int64_t> rs = strides(tr);
-  ExprPtr at = makeBinary(BinaryOp::Add, address(tr, jr),
-                          makeBinary(BinaryOp::Add, makeBinary(BinaryOp::Mul, var(static_cast<Slot>(rc[0].slot)), i64(rs[nb])),
-                                     makeBinary(BinaryOp::Mul, var(static_cast<Slot>(rc[1].slot)), i64(rs[nb + 1]))));
-  store(r, std::move(at), convert(loadFrom(tile, acc, address(tileType, rc)), acc, tr.dtype));
+
+  // One tile of `count` rows from `first` (a counter's multiple, or a
+  // constant): its accumulators start at the identity, add round(a * b)
+  // for kk = 0, 1, ... in order (the innermost loop over the tile's
+  // columns vectorizes; the tile stays in registers), then go to the
+  // result: result[batch, first + row, columns * p + c].
+  auto tileOf = [&](Ix first, int64_t count) {
+    std::vector<StmtPtr> *tileBody = block_;
+    std::vector<Ix> all = ixs(openNest({count, columns}));
+    storeTo(tile, acc, address(tileType, all), identity(ir::Combiner::Sum, acc));
+    block_ = tileBody;
+    Slot kk = openNest({k})[0];
+    Slot column = openNest({columns})[0];
+    for (int64_t row = 0; row < count; ++row) {
+      std::vector<Ix> ja(ta.rank());
+      batchIndex(ja, o.lhsBatch);
+      ja[mDim] = {first.slot, first.offset + row, first.scale};
+      ja[kA] = {static_cast<int64_t>(kk), 0, 1};
+      std::vector<Ix> tileIndex = {Ix{-1, row, 1}, Ix{static_cast<int64_t>(column), 0, 1}};
+      std::vector<Ix> panelIndex = {Ix{static_cast<int64_t>(kk), 0, 1}, Ix{static_cast<int64_t>(column), 0, 1}};
+      // The product (its rhs already in the accumulator), rounded, then added.
+      ExprPtr x = load(a, ja);
+      ExprPtr term = product(acc, std::move(x), ta.dtype, loadFrom(panel, acc, address(panelType, panelIndex)), acc);
+      ExprPtr sum = binaryElement(BinaryOp::Add, acc, loadFrom(tile, acc, address(tileType, tileIndex)), std::move(term));
+      storeTo(tile, acc, address(tileType, tileIndex), std::move(sum));
+    }
+    block_ = tileBody;
+    Slot row = openNest({count})[0];
+    Slot c = openLoop(i64(0), width());
+    std::vector<Ix> jr;
+    for (size_t q = 0; q < nb; ++q)
+      jr.push_back({static_cast<int64_t>(outer[q]), 0, 1});
+    jr.push_back(first);
+    jr.push_back(panelColumn);
+    std::vector<int64_t> rs = strides(tr);
+    ExprPtr at = makeBinary(BinaryOp::Add, address(tr, jr),
+                            makeBinary(BinaryOp::Add, makeBinary(BinaryOp::Mul, var(row), i64(rs[nb])),
+                                       makeBinary(BinaryOp::Mul, var(c), i64(rs[nb + 1]))));
+    std::vector<Ix> rc = {Ix{static_cast<int64_t>(row), 0, 1}, Ix{static_cast<int64_t>(c), 0, 1}};
+    store(r, std::move(at), convert(loadFrom(tile, acc, address(tileType, rc)), acc, tr.dtype));
+    block_ = tileBody;
+  };
+  block_ = panelBody;
+  if (m / rows > 0) {
+    Slot rowTile = openNest({m / rows})[0];
+    tileOf({static_cast<int64_t>(rowTile), 0, rows}, rows);
+  }
+  block_ = panelBody;
+  if (m % rows != 0)
+    tileOf({-1, m / rows * rows, 1}, m % rows); // the rows past the last whole tile
   block_ = panelBody;
   release(tile);
   release(panel);

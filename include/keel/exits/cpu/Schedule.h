@@ -22,7 +22,8 @@
 //   contractions    a contraction's loop order: the rhs-free dimensions
 //                   innermost (the inner loop vectorizes), or register
 //                   tiles (4x16) over a contiguous copy of the rhs panel,
-//                   chosen only where the tiles divide the result; every
+//                   for any M and an N of at least one panel (the last
+//                   row tiles shorter, the last panel padded); every
 //                   element still adds its products from index 0 upward;
 //   threaded        an operation with enough work runs the outermost loop
 //                   over independent elements (result rows, batch
@@ -61,8 +62,9 @@ enum class ContractionOrder : uint8_t {
 };
 
 /// How one contraction is computed. Tiled: a matrix product (batch dims,
-/// one lhs-free dim M, one contracting dim K, one rhs-free dim N) whose M
-/// the tile's rows divide and whose N its columns divide.
+/// one lhs-free dim M, one contracting dim K, one rhs-free dim N), N at
+/// least tileColumns: the rows past the last whole tile are one shorter
+/// tile, and the last panel's columns past N are padding, never stored.
 struct ContractionPlan {
   ContractionOrder order = ContractionOrder::Logical;
   int64_t tileRows = 0, tileColumns = 0; ///< Tiled only
