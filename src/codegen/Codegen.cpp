@@ -17,6 +17,8 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include <chrono>
 #include <functional>
@@ -58,10 +60,25 @@ std::optional<keel::fp::Format> formatOf(Type t) {
 /// mirrors the library's f32-specific tanhF32). Arguments
 /// are clamped where the library's result no longer changes the f32
 /// outcome (exp: below -150 the f32 result is +0, above 100 infinity).
-/// CodegenMathTest compares them with the library on every f32 input.
+///
+/// gelu and silu keep calling the library, as a call without side effects
+/// that carries vector variants (LLVM's vector function ABI): when the loop
+/// vectorizer vectorizes a loop over them, it calls a variant of 2 to 16
+/// lanes instead, which computes the library's common branch on every lane
+/// in vector registers with the library's own operations (gelu: the erf
+/// series for -2.12 <= x <= 3; silu: x >= -38, through exp) and calls the
+/// library only for the lanes outside it (gelu's continued fraction,
+/// silu's double-double tail, NaN).
+/// MathKernelTest compares every kernel and variant with the library on
+/// every f32 input.
 class F32Kernels {
 public:
   F32Kernels(llvm::LLVMContext &ctx, llvm::Module &m) : ctx_(ctx), m_(m), b_(ctx) {}
+
+  /// Whether NAME on f32 is emitted inline (get) or as a call with vector
+  /// variants (call).
+  static bool isInline(const std::string &name) { return name == "exp" || name == "tanh" || name == "sigmoid"; }
+  static bool hasVariants(const std::string &name) { return name == "gelu" || name == "silu"; }
 
   llvm::Function *get(const std::string &name) {
     if (llvm::Function *f = m_.getFunction("keel.kernel." + name + ".f32"))
@@ -69,6 +86,7 @@ public:
     auto *f = llvm::Function::Create(llvm::FunctionType::get(b_.getFloatTy(), {b_.getFloatTy()}, false),
                                      llvm::Function::InternalLinkage, "keel.kernel." + name + ".f32", m_);
     f->addFnAttr(llvm::Attribute::AlwaysInline);
+    lanes_ = 1;
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f));
     llvm::Value *x = b_.CreateFPExt(f->getArg(0), b_.getDoubleTy());
     llvm::Value *r = name == "exp" ? exp(x) : name == "tanh" ? tanh(x) : sigmoid(x);
@@ -76,8 +94,128 @@ public:
     return f;
   }
 
+  /// The library's keel_NAME_f32 for a function with variants: declared
+  /// without side effects (it reads and writes no memory of the caller's),
+  /// each of its vector variants defined and kept (llvm.compiler.used) for
+  /// the loop vectorizer. `attributes` is what each call must carry.
+  llvm::Function *call(const std::string &name, llvm::AttributeList &attributes) {
+    std::string library = "keel_" + name + "_f32";
+    llvm::Function *f = m_.getFunction(library);
+    if (!f) {
+      f = llvm::Function::Create(llvm::FunctionType::get(b_.getFloatTy(), {b_.getFloatTy()}, false),
+                                 llvm::Function::ExternalLinkage, library, m_);
+      f->setDoesNotAccessMemory();
+      f->setDoesNotThrow();
+      f->setWillReturn();
+    }
+    std::string mappings;
+    std::vector<llvm::GlobalValue *> used;
+    for (unsigned lanes : kVariantLanes) {
+      std::string vector = "keel_kernel_" + name + "_f32_v" + std::to_string(lanes);
+      llvm::Function *v = m_.getFunction(vector);
+      if (!v) {
+        v = variant(name, lanes, f, vector);
+        used.push_back(v);
+      }
+      mappings += (mappings.empty() ? "" : ",") + std::string("_ZGV_LLVM_N") + std::to_string(lanes) + "v_" + library +
+                  "(" + vector + ")";
+    }
+    if (!used.empty())
+      llvm::appendToCompilerUsed(m_, used);
+    llvm::AttrBuilder call(ctx_);
+    call.addMemoryAttr(llvm::MemoryEffects::none());
+    call.addAttribute(llvm::Attribute::NoUnwind);
+    call.addAttribute(llvm::Attribute::WillReturn);
+    call.addAttribute("vector-function-abi-variant", mappings);
+    attributes = llvm::AttributeList::get(ctx_, llvm::AttributeList::FunctionIndex, call);
+    return f;
+  }
+
 private:
-  llvm::Value *c(double v) { return llvm::ConstantFP::get(b_.getDoubleTy(), v); }
+  static constexpr unsigned kVariantLanes[] = {2, 4, 8, 16};
+
+  /// <lanes x float> NAME(<lanes x float> x): the common branch on every
+  /// lane; the lanes it does not cover go to the library one by one.
+  llvm::Function *variant(const std::string &name, unsigned lanes, llvm::Function *library, const std::string &symbol) {
+    auto *floats = llvm::FixedVectorType::get(b_.getFloatTy(), lanes);
+    auto *f = llvm::Function::Create(llvm::FunctionType::get(floats, {floats}, false), llvm::Function::InternalLinkage,
+                                     symbol, m_);
+    f->setDoesNotAccessMemory();
+    f->setDoesNotThrow();
+    f->setWillReturn();
+    lanes_ = lanes;
+    llvm::BasicBlock *entry = llvm::BasicBlock::Create(ctx_, "entry", f);
+    b_.SetInsertPoint(entry);
+    llvm::Value *input = f->getArg(0);
+    llvm::Value *x = b_.CreateFPExt(input, llvm::FixedVectorType::get(b_.getDoubleTy(), lanes));
+    llvm::Value *covered = nullptr;
+    llvm::Value *r = b_.CreateFPTrunc(name == "gelu" ? geluSeries(x, covered) : siluCommon(x, covered), floats);
+    // Any lane not covered: those through the library, in lane order.
+    llvm::Value *mask = b_.CreateBitCast(b_.CreateNot(covered), b_.getIntNTy(lanes));
+    llvm::BasicBlock *slow = llvm::BasicBlock::Create(ctx_, "slow", f);
+    llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "done", f);
+    b_.CreateCondBr(b_.CreateICmpNE(mask, b_.getIntN(lanes, 0)), slow, done);
+    b_.SetInsertPoint(slow);
+    llvm::Value *patched = r;
+    for (unsigned i = 0; i < lanes; ++i) {
+      llvm::BasicBlock *lane = llvm::BasicBlock::Create(ctx_, "lane", f);
+      llvm::BasicBlock *next = llvm::BasicBlock::Create(ctx_, "next", f);
+      llvm::BasicBlock *from = b_.GetInsertBlock();
+      b_.CreateCondBr(b_.CreateExtractElement(b_.CreateNot(covered), i), lane, next);
+      b_.SetInsertPoint(lane);
+      llvm::Value *one = b_.CreateCall(library, {b_.CreateExtractElement(input, i)});
+      llvm::Value *withLane = b_.CreateInsertElement(patched, one, i);
+      b_.CreateBr(next);
+      b_.SetInsertPoint(next);
+      llvm::PHINode *phi = b_.CreatePHI(floats, 2);
+      phi->addIncoming(patched, from);
+      phi->addIncoming(withLane, lane);
+      patched = phi;
+    }
+    llvm::BasicBlock *slowEnd = b_.GetInsertBlock();
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    llvm::PHINode *out = b_.CreatePHI(floats, 2);
+    out->addIncoming(r, entry);
+    out->addIncoming(patched, slowEnd);
+    b_.CreateRet(out);
+    lanes_ = 1;
+    return f;
+  }
+
+  /// geluF32's series branch (src/numerics/Math.cpp): for -2.12 <= x <= 3,
+  /// Phi(x) = 1/2 + 1/2 erf(x / sqrt 2) by the library's terms of erf's
+  /// Taylor series in t^2 (keel_gelu_f32_series).
+  llvm::Value *geluSeries(llvm::Value *x, llvm::Value *&covered) {
+    const double *coefficients = keel_gelu_f32_series();
+    covered = b_.CreateAnd(b_.CreateFCmpOGE(x, c(-2.12)), b_.CreateFCmpOLE(x, c(3.0)));
+    llvm::Value *t = mul(x, c(0x1.6a09e667f3bcdp-1)); // x / sqrt 2, as the library rounds it
+    llvm::Value *u = mul(t, t), *p = c(coefficients[KEEL_GELU_F32_SERIES_TERMS - 1]);
+    for (int n = KEEL_GELU_F32_SERIES_TERMS - 2; n >= 0; --n)
+      p = add(c(coefficients[n]), mul(u, p));
+    llvm::Value *erf = mul(c(0x1.20dd750429b6dp0), mul(t, p)); // 2 / sqrt(pi)
+    return mul(x, add(c(0.5), mul(c(0.5), erf)));
+  }
+
+  /// siluF64 for -38 <= x (src/numerics/Math.cpp): x / (1 + exp(-x)) for
+  /// x >= 0, x e / (1 + e) with e = exp(x) below; both exp(-|x|), clamped
+  /// at -150 where 1 + e no longer changes (x >= 0) and below which no x
+  /// is covered.
+  llvm::Value *siluCommon(llvm::Value *x, llvm::Value *&covered) {
+    covered = b_.CreateFCmpOGE(x, c(-38.0));
+    llvm::Value *nonNegative = b_.CreateFCmpOGE(x, c(0.0));
+    llvm::Value *a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    llvm::Value *e = expInRange(clamp(b_.CreateFNeg(a), -150.0, 0.0));
+    llvm::Value *denominator = add(c(1.0), e);
+    return select(nonNegative, div(x, denominator), div(mul(x, e), denominator));
+  }
+
+  /// The double type of the kernel being emitted: scalar, or `lanes_` lanes.
+  llvm::Type *ofLanes(llvm::Type *t) { return lanes_ == 1 ? t : llvm::FixedVectorType::get(t, lanes_); }
+  llvm::Type *doubles() { return ofLanes(b_.getDoubleTy()); }
+  llvm::Type *int64s() { return ofLanes(b_.getInt64Ty()); }
+
+  llvm::Value *c(double v) { return llvm::ConstantFP::get(doubles(), v); }
   llvm::Value *add(llvm::Value *a, llvm::Value *b) { return b_.CreateFAdd(a, b); }
   llvm::Value *sub(llvm::Value *a, llvm::Value *b) { return b_.CreateFSub(a, b); }
   llvm::Value *mul(llvm::Value *a, llvm::Value *b) { return b_.CreateFMul(a, b); }
@@ -92,8 +230,8 @@ private:
   llvm::Value *nearest(llvm::Value *v) { return sub(add(v, c(0x1.8p52)), c(0x1.8p52)); }
   /// 2^k for an integral double kd in the normal range.
   llvm::Value *pow2(llvm::Value *kd) {
-    llvm::Value *k = b_.CreateFPToSI(kd, b_.getInt64Ty());
-    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(k, b_.getInt64(1023)), 52), b_.getDoubleTy());
+    llvm::Value *k = b_.CreateFPToSI(kd, int64s());
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(k, llvm::ConstantInt::get(int64s(), 1023)), 52), doubles());
   }
   /// expm1Kernel: Taylor to r^14 by Horner.
   llvm::Value *expm1Kernel(llvm::Value *r) {
@@ -164,6 +302,7 @@ private:
   llvm::LLVMContext &ctx_;
   llvm::Module &m_;
   llvm::IRBuilder<> b_;
+  unsigned lanes_ = 1;
 };
 
 class Emitter {
@@ -628,8 +767,9 @@ private:
 
   /// keel/numerics/Math.h's function NAME on f32 or f64. sqrt is the IEEE
   /// square root (exact rounding) and rsqrt 1 / sqrt in f64; on f32, exp,
-  /// tanh and sigmoid are emitted inline (F32Kernels below), so loops over
-  /// them vectorize; the rest call the library.
+  /// tanh and sigmoid are emitted inline and gelu and silu call the library
+  /// with vector variants (F32Kernels above), so loops over them
+  /// vectorize; the rest call the library.
   llvm::Value *math(const char *name, llvm::Value *v, Type t) {
     std::string n = name;
     if (n == "sqrt")
@@ -640,8 +780,15 @@ private:
                                      b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, d));
       return t == Type::F32 ? b_.CreateFPTrunc(r, b_.getFloatTy()) : r;
     }
-    if (t == Type::F32 && (n == "exp" || n == "tanh" || n == "sigmoid"))
+    if (t == Type::F32 && F32Kernels::isInline(n))
       return b_.CreateCall(kernels_.get(n), {v});
+    if (t == Type::F32 && F32Kernels::hasVariants(n)) {
+      llvm::AttributeList attributes;
+      llvm::Function *library = kernels_.call(n, attributes);
+      llvm::CallInst *call = b_.CreateCall(library, {v});
+      call->setAttributes(attributes);
+      return call;
+    }
     return callHelper("keel_" + n + (t == Type::F32 ? "_f32" : "_f64"), carrier(t), {v});
   }
 
@@ -903,6 +1050,13 @@ llvm::orc::SymbolMap helperSymbols(llvm::orc::LLJIT &jit) {
 
 } // namespace
 
+HostVectors hostVectors() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (features.lookup("avx512f"))
+    return {512, 32};
+  return {features.lookup("avx") ? 256u : 128u, 16};
+}
+
 namespace {
 /// The host target, registered once per process: LLVM's target registry is
 /// not safe to fill from two threads at once, and compilations may run on
@@ -933,6 +1087,13 @@ bool optimize(llvm::Module &module, std::string &error) {
   }
   module.setDataLayout((*machine)->createDataLayout());
   module.setTargetTriple((*machine)->getTargetTriple());
+  // Vectors as wide as the host has: LLVM's x86 tuning prefers 256 bits on
+  // AVX-512 CPUs, which halves the rate of the CPU schedule's register
+  // tiles there (docs/performance.md).
+  std::string width = std::to_string(hostVectors().bits);
+  for (llvm::Function &f : module)
+    if (!f.isDeclaration())
+      f.addFnAttr("prefer-vector-width", width);
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;

@@ -141,6 +141,14 @@ OptionResult parsePipelineOption(const std::vector<std::string_view> &args, size
     options.threadedWork = n;
     return OptionResult::Taken;
   }
+  if (std::optional<std::string_view> v = optionValue(args, i, "--vector-bits", missing)) {
+    if (missing || (*v != "128" && *v != "256" && *v != "512")) {
+      error = "--vector-bits takes 128, 256 or 512" + (missing ? std::string() : ", not '" + std::string(*v) + "'");
+      return OptionResult::Bad;
+    }
+    options.vectorBits = static_cast<unsigned>(std::stoi(std::string(*v)));
+    return OptionResult::Taken;
+  }
   return OptionResult::NotMine;
 }
 

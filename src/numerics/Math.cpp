@@ -358,6 +358,22 @@ double geluF64(double x) {
   return x - x * 0.5 * tail;
 }
 
+/// The coefficients (-1)^n / (n! (2n+1)) of geluF32's erf series.
+constexpr int kGeluSeriesTerms = 40;
+const std::array<double, kGeluSeriesTerms> &geluSeries() {
+  static const std::array<double, kGeluSeriesTerms> c = [] {
+    std::array<double, kGeluSeriesTerms> v{};
+    double factorial = 1.0;
+    for (int n = 0; n < kGeluSeriesTerms; ++n) {
+      if (n > 0)
+        factorial *= n;
+      v[static_cast<size_t>(n)] = (n % 2 ? -1.0 : 1.0) / (factorial * (2 * n + 1));
+    }
+    return v;
+  }();
+  return c;
+}
+
 /// gelu for f32 arguments, in plain f64 (an f32 result needs no
 /// double-double): x^2/2 is exact for an f32 x, so exp(-x^2/2) carries only
 /// its own rounding. For -2.12 <= x <= 3, Phi(x) = 1/2 + 1/2 erf(x/sqrt 2)
@@ -375,16 +391,7 @@ float geluF32(float input) {
     return input; // Phi(x) rounds to 1; gelu(-0) = -0
   double t = x * kInvSqrt2Hi;
   if (x >= -2.12 && x <= 3.0) {
-    static const std::array<double, 40> c = [] { // (-1)^n / (n! (2n+1))
-      std::array<double, 40> v{};
-      double factorial = 1.0;
-      for (int n = 0; n < 40; ++n) {
-        if (n > 0)
-          factorial *= n;
-        v[static_cast<size_t>(n)] = (n % 2 ? -1.0 : 1.0) / (factorial * (2 * n + 1));
-      }
-      return v;
-    }();
+    const std::array<double, kGeluSeriesTerms> &c = geluSeries();
     double u = t * t, p = c[39];
     for (int n = 38; n >= 0; --n)
       p = c[static_cast<size_t>(n)] + u * p;
@@ -475,6 +482,10 @@ double keel_tanh_f64(double x) { return tanhF64(x); }
 float keel_tanh_f32(float x) { return tanhF32(x); }
 double keel_gelu_f64(double x) { return geluF64(x); }
 float keel_gelu_f32(float x) { return geluF32(x); }
+const double *keel_gelu_f32_series(void) {
+  static_assert(kGeluSeriesTerms == KEEL_GELU_F32_SERIES_TERMS);
+  return geluSeries().data();
+}
 
 double keel_sqrt_f64(double x) { return __builtin_sqrt(x); }
 float keel_sqrt_f32(float x) { return __builtin_sqrtf(x); }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "keel/pipeline/Steps.h"
 
+#include "keel/codegen/Codegen.h"
 #include "keel/instantiate/LowerScalar.h"
 #include "keel/ir/Text.h"
 #include "keel/ir/Verifier.h"
@@ -316,7 +317,11 @@ std::optional<loop::Module> lowerForCpu(Compilation &c, const ir::Module &m, loo
     c.printBefore("schedule", [&] { return ir::print(m, {false, c.options.keepNames}); });
     c.printBefore("lower", [&] { return ir::print(m, {false, c.options.keepNames}); });
     cpu::Schedule schedule;
-    if (!guarded(c, "schedule", [&] { schedule = c.timed("schedule", [&] { return cpu::cpuSchedule(m, c.options.threadedWork.value_or(cpu::kThreadedWork)); }); }))
+    codegen::HostVectors host = codegen::hostVectors();
+    cpu::Machine machine{host.bits, host.registers};
+    if (c.options.vectorBits) // (tests) tiles for another machine's vectors: 32 registers with AVX-512
+      machine = {*c.options.vectorBits, *c.options.vectorBits == 512 ? 32u : 16u};
+    if (!guarded(c, "schedule", [&] { schedule = c.timed("schedule", [&] { return cpu::cpuSchedule(m, c.options.threadedWork.value_or(cpu::kThreadedWork), machine); }); }))
       return std::nullopt;
     c.printAfter("schedule", true, [&] { return cpu::printSchedule(m, schedule); });
     if (!guarded(c, "lower", [&] { c.timed("lower", [&] { cpu::lowerScheduled(m, schedule, into); }); }))

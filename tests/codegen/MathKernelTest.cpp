@@ -1,17 +1,21 @@
 //===- MathKernelTest.cpp - Inline f32 kernels equal the library ---------===//
 //
 // Code generation emits exp, tanh, sigmoid and rsqrt on f32 inline, as
-// vectorizable LLVM IR (src/codegen/Codegen.cpp, F32Kernels), instead of
-// calling keel/numerics/Math.h. They must give the library's bits exactly:
-// a loop applying each to a buffer is compiled and compared with the
-// library function, on special values and random inputs (unit), and on all
-// 2^32 f32 encodings (exhaustive: --gtest_also_run_disabled_tests).
+// vectorizable LLVM IR, and gives gelu and silu vector variants that the
+// loop vectorizer calls (src/codegen/Codegen.cpp, F32Kernels), instead of
+// calling keel/numerics/Math.h element by element. They must give the
+// library's bits exactly: a loop applying each to a buffer is compiled and
+// compared with the library function, on special values and random inputs
+// at the vector width LLVM chooses and at each forced width of 2 to 16 lanes
+// (so that every variant runs; unit), and on all 2^32 f32 encodings at
+// LLVM's width (exhaustive: --gtest_also_run_disabled_tests).
 //
 //===----------------------------------------------------------------------===//
 #include "keel/codegen/Codegen.h"
 #include "keel/numerics/Math.h"
 
 #include <gtest/gtest.h>
+#include <llvm/Support/CommandLine.h>
 
 #include <bit>
 #include <cstdint>
@@ -35,7 +39,18 @@ const Kernel kKernels[] = {
     {"tanh", UnaryOp::Tanh, keel_tanh_f32},
     {"sigmoid", UnaryOp::Sigmoid, keel_sigmoid_f32},
     {"rsqrt", UnaryOp::Rsqrt, keel_rsqrt_f32},
+    {"gelu", UnaryOp::Gelu, keel_gelu_f32},
+    {"silu", UnaryOp::Silu, keel_silu_f32},
 };
+
+/// Sets LLVM's -force-vector-width (0: the loop vectorizer's own choice)
+/// for the compilations that follow in this process.
+void forceVectorWidth(unsigned lanes) {
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find("force-vector-width");
+  ASSERT_NE(it, options.end()) << "LLVM has no -force-vector-width";
+  static_cast<llvm::cl::opt<unsigned> *>(it->second)->setValue(lanes);
+}
 
 /// fn apply(in: ptr, out: ptr, n: i64) { for i in 0..n { out[i] = op(in[i]) } }
 Module applyModule(UnaryOp op) {
@@ -80,10 +95,13 @@ int64_t compare(Apply apply, const Kernel &k, const std::vector<float> &in) {
 
 class MathKernelTest : public ::testing::TestWithParam<Kernel> {
 protected:
-  void SetUp() override {
+  void SetUp() override { compile(0); }
+  void compile(unsigned lanes) {
+    forceVectorWidth(lanes);
     module_ = applyModule(GetParam().op);
     std::string error;
     program_ = codegen::Program::compile(module_, error);
+    forceVectorWidth(0);
     ASSERT_TRUE(program_) << error;
     apply_ = reinterpret_cast<Apply>(program_->address("apply", error));
     ASSERT_TRUE(apply_) << error;
@@ -93,13 +111,14 @@ protected:
   Apply apply_ = nullptr;
 };
 
-TEST_P(MathKernelTest, SpecialAndRandomInputs) {
+std::vector<float> specialAndRandomInputs() {
   std::vector<float> in;
   for (uint32_t bits : {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00001u, 0x7F800001u,
                         0x00000001u, 0x80000001u, 0x007FFFFFu, 0x00800000u, 0x7F7FFFFFu, 0xFF7FFFFFu, 0x3F800000u})
     in.push_back(std::bit_cast<float>(bits));
   // The library's branch points and clamps, and around them.
-  for (double edge : {0x1p-28, 0.17325, 0.3465, 1.0, 22.0, 11.0, -150.0, 100.0, 88.72, -103.97, -87.3, 37.0})
+  for (double edge : {0x1p-28, 0.17325, 0.3465, 1.0, 22.0, 11.0, -150.0, 100.0, 88.72, -103.97, -87.3, 37.0, 38.0,
+                      2.12, 3.0, 40.0, 800.0})
     for (double v : {edge, -edge})
       for (int step = -4; step <= 4; ++step) {
         uint32_t b = std::bit_cast<uint32_t>(static_cast<float>(v)) + static_cast<uint32_t>(step);
@@ -111,7 +130,25 @@ TEST_P(MathKernelTest, SpecialAndRandomInputs) {
   std::uniform_real_distribution<float> moderate(-30.0f, 30.0f);
   for (int i = 0; i < 1000000; ++i)
     in.push_back(moderate(rng));
-  EXPECT_EQ(compare(apply_, GetParam(), in), 0);
+  std::normal_distribution<float> activations; // mostly gelu's and silu's common branch, a few lanes not
+  for (int i = 0; i < 1000000; ++i)
+    in.push_back(activations(rng));
+  return in;
+}
+
+TEST_P(MathKernelTest, SpecialAndRandomInputs) {
+  EXPECT_EQ(compare(apply_, GetParam(), specialAndRandomInputs()), 0);
+}
+
+/// Each vector width the loop vectorizer may choose, so that each of gelu's
+/// and silu's variants (2, 4, 8 and 16 lanes) runs whatever the host.
+TEST_P(MathKernelTest, EveryVectorWidth) {
+  std::vector<float> in = specialAndRandomInputs();
+  in.resize(in.size() / 4);
+  for (unsigned lanes : {2u, 4u, 8u, 16u}) {
+    compile(lanes);
+    EXPECT_EQ(compare(apply_, GetParam(), in), 0) << lanes << " lanes";
+  }
 }
 
 /// Disabled among the unit tests; the exhaustive CTest entry runs it.

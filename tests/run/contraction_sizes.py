@@ -1,12 +1,14 @@
 """Helper of contraction-sizes.test: the CPU exit's tiled contraction at
 every size from 1 to 70, its edges included (a last tile of fewer rows, a
-last panel narrower than the tile), against NumPy.
+last panel narrower than the tile), at every vector width's tiles, against
+NumPy.
 
 Each case is a matrix product (batched or not) of f32, f64 or bf16
 operands; one module per operand type holds every case in one entry,
 whose results are flattened and joined, run with `keel run --entry`
 fused, unfused and through --exit reference (the same bytes:
-keel_entry.run_entry), and with every operation on threads at 3 threads.
+keel_entry.run_entry), with every operation on threads at 3 threads, and
+with the tiles of 128-, 256- and 512-bit vectors (--vector-bits).
 The expected values are computed here in NumPy in Keel's order, which no
 kernel shares: every product rounded to the accumulator, then added to it
 for k = 0, 1, ... from -0 (bf16 products are exact in f32); they must
@@ -23,12 +25,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from keel_entry import run_entry  # noqa: E402
 
 # (batch or None, M, K, N): M through 1..70 with N on both sides of the
-# 16-column panels, N through 1..70 in steps of 3 (below 16 untiled), and
-# batched cases.
+# panels (8, 16, 32 and 64 columns, by vector width), N through 1..70 in
+# steps of 3 (below one vector untiled), N past two and three 64-column
+# panels, and batched cases.
 F32_CASES = ([(None, m, 1 + (m * 7) % 70, 16 + (m * 11) % 55) for m in range(1, 71)] +
              [(None, 1 + (n * 5) % 13, 1 + (n * 3) % 40, n) for n in range(1, 71, 3)] +
+             [(None, 5, 7, 130), (None, 9, 3, 200), (2, 6, 5, 129)] +
              [(2, 5, 9, 17), (3, 4, 16, 32), (2, 7, 1, 33), (1, 9, 20, 70)])
-F64_CASES = [(None, 7, 5, 9), (None, 9, 12, 17), (None, 4, 3, 31), (2, 6, 11, 19), (None, 1, 70, 70)]
+F64_CASES = [(None, 7, 5, 9), (None, 9, 12, 17), (None, 4, 3, 31), (2, 6, 11, 19), (None, 1, 70, 70),
+             (None, 5, 4, 67)]
 BF16_CASES = [(None, 3, 9, 16), (None, 6, 13, 23), (2, 5, 7, 40), (None, 70, 3, 17)]
 
 
@@ -108,24 +113,27 @@ def check(keel, work, dtype, cases, rng):
         bad = np.flatnonzero(got.view(bits) != want.view(bits))[:3] if got.shape == want.shape else []
         print(f"FAIL {label}: differs from NumPy in Keel's order at {list(bad)}")
         return 1
-    # On threads: every operation's independent loops split, three ways.
-    threaded = subprocess.run([keel, "run", path, "--entry", "cases", "--out", os.path.join(work, "threads"),
-                               "--threads", "3", "--threaded-work=0",
-                               *[x for n in arguments for x in ("--arg", f"{n}={os.path.join(work, f'cases.{n}.npy')}")]],
-                              capture_output=True, text=True)
-    if threaded.returncode != 0:
-        print(f"FAIL {label} on threads: {threaded.stderr.strip()}")
-        return 1
-    if np.load(os.path.join(work, "threads", "cases.npy")).tobytes() != want.tobytes():
-        print(f"FAIL {label}: other bytes on 3 threads")
-        return 1
+    # On threads (every operation's independent loops split, three ways),
+    # and with the register tiles of each vector width, whatever the host's.
+    for what, options in (("on 3 threads", ["--threads", "3", "--threaded-work=0"]),
+                          *((f"with {bits}-bit tiles", [f"--vector-bits={bits}"]) for bits in (128, 256, 512))):
+        variant = subprocess.run([keel, "run", path, "--entry", "cases", "--out", os.path.join(work, "variant"),
+                                  *options, *[x for n in arguments
+                                              for x in ("--arg", f"{n}={os.path.join(work, f'cases.{n}.npy')}")]],
+                                 capture_output=True, text=True)
+        if variant.returncode != 0:
+            print(f"FAIL {label} {what}: {variant.stderr.strip()}")
+            return 1
+        if np.load(os.path.join(work, "variant", "cases.npy")).tobytes() != want.tobytes():
+            print(f"FAIL {label}: other bytes {what}")
+            return 1
     print(f"ok {label}")
     return 0
 
 
 def main():
     keel, work = sys.argv[1], sys.argv[2]
-    os.makedirs(os.path.join(work, "threads"), exist_ok=True)
+    os.makedirs(os.path.join(work, "variant"), exist_ok=True)
     rng = np.random.default_rng(20261202)
     failures = sum(check(keel, work, dtype, cases, rng)
                    for dtype, cases in (("f32", F32_CASES), ("f64", F64_CASES), ("bf16", BF16_CASES)))

@@ -38,6 +38,15 @@ std::string emitLLVMText(const loop::Module &m, bool optimized = false);
 bool checkLLVM(const loop::Module &m, std::string &problems);
 
 /// Where compilation's time went, in seconds (added to what is there).
+/// The widest vector registers the host's code may use and how many there
+/// are: 512 bits and 32 with AVX-512, 256 and 16 with AVX, else 128 and 16
+/// (what the JIT compiles for, preferring vectors of that width; the CPU
+/// schedule sizes its register tiles from it).
+struct HostVectors {
+  unsigned bits, registers;
+};
+HostVectors hostVectors();
+
 struct CompileTimes {
   double emit = 0;        ///< loop IR to LLVM IR, and LLVM's verifier
   double optimize = 0;    ///< LLVM's -O2 pipeline

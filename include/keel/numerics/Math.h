@@ -44,6 +44,12 @@ KEEL_MATH_UNARY(KEEL_DECLARE_MATH)
 double keel_pow_f64(double x, double y);
 float keel_pow_f32(float x, float y);
 
+/* The 40 coefficients (-1)^n / (n! (2n+1)) of erf's Taylor series that
+ * keel_gelu_f32 evaluates for -2.12 <= x <= 3, for code generation, whose
+ * vectorized gelu must compute with the same constants. */
+#define KEEL_GELU_F32_SERIES_TERMS 40
+const double *keel_gelu_f32_series(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

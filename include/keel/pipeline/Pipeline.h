@@ -125,6 +125,9 @@ struct Options {
   /// independent loops on threads from N element operations on; unset:
   /// cpu::kThreadedWork.
   std::optional<int64_t> threadedWork;
+  /// --vector-bits=N (tests): the CPU schedule sizes register tiles for
+  /// vectors of N bits (128, 256 or 512) instead of the host's.
+  std::optional<unsigned> vectorBits;
   /// --default-order=ORDER: the order of the `sum`, `mean` and `matmul`
   /// calls in source that give no `order:` (IR text says its own).
   SumOrder defaultOrder = SumOrder::Sequential;

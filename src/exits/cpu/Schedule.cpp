@@ -9,12 +9,14 @@
 //===----------------------------------------------------------------------===//
 #include "keel/exits/cpu/Schedule.h"
 
+#include "keel/exits/cpu/Elements.h"
 #include "keel/ir/Text.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -204,16 +206,41 @@ size_t freeDimCount(const ir::TensorType &t, const std::vector<int64_t> &batch, 
   return t.rank() - batch.size() - contract.size();
 }
 
-/// contractions: register tiles of kTileRows x kTileColumns for a matrix
-/// product (batch dims, one lhs-free dim M, one contracting dim K, one
-/// rhs-free dim N) of any M and of N at least a tile's columns (the edges
-/// are tiles of fewer rows, panels padded past N); the rhs-free loop innermost
-/// otherwise; the tree order's own loop for `order = tree`.
-void chooseContractions(const ir::Function &f, const std::vector<ir::Op> &ops, FunctionSchedule &s) {
-  constexpr int64_t kTileRows = 4, kTileColumns = 16;
+/// The register tile of a matrix product accumulating in `acc`, n result
+/// columns wide: kTileRows rows, each of as many of the machine's vectors
+/// as half its vector registers allow (the other half hold the rhs row,
+/// the broadcast lhs elements and the products): f32 4x16 with AVX2 (8 of
+/// 16 ymm registers), 4x64 with AVX-512 (16 of 32 zmm registers). Fewer
+/// vectors per row where the result is narrower or the last panel would
+/// pad it by more than a quarter, but at least one (a padded tile still
+/// beats loops that accumulate in memory); none where the result is
+/// narrower than one vector, which would be mostly padding. (Measured on 1024^3 f32: 4x64
+/// 0.99 of the AVX-512 multiply+add peak; 4x32 0.91, 6x64 and 8x32 no
+/// better; on AVX2 wider tiles than 4x16 spilled: docs/performance.md.)
+std::optional<ContractionPlan> tileFor(ir::DType acc, int64_t n, const Machine &machine) {
+  constexpr int64_t kTileRows = 4;
+  int64_t lanes = std::max<int64_t>(1, machine.vectorBits / (8 * storageBytes(acc)));
+  int64_t vectors = std::max<int64_t>(1, machine.vectorRegisters / 2 / kTileRows);
+  for (; vectors > 1; vectors /= 2) {
+    int64_t columns = vectors * lanes, padded = (n + columns - 1) / columns * columns;
+    if (n >= columns && (padded - n) * 4 <= n)
+      return ContractionPlan{ContractionOrder::Tiled, kTileRows, columns};
+  }
+  if (n >= lanes)
+    return ContractionPlan{ContractionOrder::Tiled, kTileRows, lanes};
+  return std::nullopt;
+}
+
+/// contractions: register tiles (tileFor) for a matrix product (batch
+/// dims, one lhs-free dim M, one contracting dim K, one rhs-free dim N) of
+/// any M and of N at least a tile's columns (the edges are tiles of fewer
+/// rows, panels padded past N); the rhs-free loop innermost otherwise; the
+/// tree order's own loop for `order = tree`.
+void chooseContractions(const ir::Function &f, const std::vector<ir::Op> &ops, const Machine &machine,
+                        FunctionSchedule &s) {
   for (const ir::Op &o : ops) {
     if (o.kind == OpKind::Fusion)
-      chooseContractions(f, o.region->ops, s);
+      chooseContractions(f, o.region->ops, machine, s);
     if (o.kind != OpKind::DotGeneral)
       continue;
     const ir::TensorType &a = f.valueTypes[o.operands[0]], &b = f.valueTypes[o.operands[1]];
@@ -223,9 +250,8 @@ void chooseContractions(const ir::Function &f, const std::vector<ir::Op> &ops, F
     else if (o.lhsContract.size() == 1 && freeDimCount(a, o.lhsBatch, o.lhsContract) == 1 &&
         freeDimCount(b, o.rhsBatch, o.rhsContract) == 1) {
       const ir::TensorType &r = f.valueTypes[o.results[0]];
-      // At least one whole panel: a narrower result would be mostly padding.
-      if (r.shape[o.lhsBatch.size() + 1] >= kTileColumns)
-        plan = {ContractionOrder::Tiled, kTileRows, kTileColumns};
+      if (std::optional<ContractionPlan> tiled = tileFor(*o.acc, r.shape[o.lhsBatch.size() + 1], machine))
+        plan = *tiled;
     }
     s.contractions[o.results[0]] = plan;
   }
@@ -283,7 +309,7 @@ std::string planText(const ContractionPlan &p) {
 
 } // namespace
 
-Schedule cpuSchedule(const ir::Module &m, int64_t threadedWork) {
+Schedule cpuSchedule(const ir::Module &m, int64_t threadedWork, Machine machine) {
   Schedule out;
   for (const ir::Function &f : m.functions) {
     FunctionSchedule &s = out[f.name];
@@ -291,7 +317,7 @@ Schedule cpuSchedule(const ir::Module &m, int64_t threadedWork) {
     findIndexMaps(f.ops, false, s);
     findComputedInUser(f.ops, false, s);
     findResults(f, s);
-    chooseContractions(f, f.ops, s);
+    chooseContractions(f, f.ops, machine, s);
     chooseThreads(f, f.ops, threadedWork, s);
     s.freeEarly = true;
   }

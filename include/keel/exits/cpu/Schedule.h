@@ -87,9 +87,18 @@ constexpr int64_t kThreadedWork = int64_t{1} << 16;
 /// Per function name; a function that is absent is lowered as the reference.
 using Schedule = std::map<std::string, FunctionSchedule>;
 
+/// What the schedule knows of the machine the code is compiled for.
+struct Machine {
+  /// The widest vector registers the code may use, in bits, and how many
+  /// there are (the host's, as the JIT compiles for it: 512 and 32 with
+  /// AVX-512, 256 and 16 with AVX); register tiles are sized from them.
+  unsigned vectorBits = 256;
+  unsigned vectorRegisters = 16;
+};
+
 /// The CPU exit's schedule of a verified module; operations of at least
 /// `threadedWork` element operations run on threads.
-Schedule cpuSchedule(const ir::Module &m, int64_t threadedWork = kThreadedWork);
+Schedule cpuSchedule(const ir::Module &m, int64_t threadedWork = kThreadedWork, Machine machine = {});
 
 /// The decisions in text, one line each, for --print-after=schedule.
 std::string printSchedule(const ir::Module &m, const Schedule &s);
