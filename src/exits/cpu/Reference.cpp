@@ -408,6 +408,17 @@ void ReferenceLowering::accumulate(ir::Combiner c, DType acc, Slot accSlot, Expr
   }
 }
 
+std::vector<Ix> ReferenceLowering::reductionOperandIndex(const ir::Op &o, size_t rank, const std::vector<Ix> &kept,
+                                                         const std::vector<Ix> &reduced) {
+  std::vector<Ix> j;
+  size_t nextKept = 0, nextReduced = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    bool isReduced = std::binary_search(o.dims.begin(), o.dims.end(), static_cast<int64_t>(d));
+    j.push_back(isReduced ? reduced[nextReduced++] : kept[nextKept++]);
+  }
+  return j;
+}
+
 void ReferenceLowering::reduce(const ir::Op &o) {
   ValueId x = o.operands[0], r = o.results[0];
   const TensorType &in = type(x);
@@ -424,15 +435,7 @@ void ReferenceLowering::reduce(const ir::Op &o) {
     count *= in.shape[static_cast<size_t>(a)];
   }
   // Operand index of the kept counters and the reduced indices.
-  auto operandIndex = [&](const std::vector<Ix> &reduced) {
-    std::vector<Ix> j;
-    size_t nextKept = 0, nextReduced = 0;
-    for (size_t d = 0; d < in.rank(); ++d) {
-      bool isReduced = std::binary_search(o.dims.begin(), o.dims.end(), static_cast<int64_t>(d));
-      j.push_back(isReduced ? reduced[nextReduced++] : Ix{static_cast<int64_t>(kept[nextKept++]), 0});
-    }
-    return j;
-  };
+  auto operandIndex = [&](const std::vector<Ix> &reduced) { return reductionOperandIndex(o, in.rank(), ixs(kept), reduced); };
   if (o.order == ir::SumOrder::Tree) { // reduce.sum (the verifier's rule)
     Slot sum = treeSum(
         acc, count,

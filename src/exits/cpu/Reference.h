@@ -154,7 +154,13 @@ protected:
   /// Accumulates `x` (already in the accumulator type) into `acc`.
   void accumulate(ir::Combiner c, DType acc, Slot accSlot, ExprPtr x);
 
-  void reduce(const ir::Op &o);
+  /// reduce: reference, each result element's accumulation in turn.
+  virtual void reduce(const ir::Op &o);
+  /// The operand index of a reduction's element: `kept` (the result's
+  /// index) and `reduced` (the reduced dimensions' index) interleaved as
+  /// the operand's dimensions are.
+  static std::vector<Ix> reductionOperandIndex(const ir::Op &o, size_t rank, const std::vector<Ix> &kept,
+                                               const std::vector<Ix> &reduced);
 
   void call(const ir::Op &o);
 

@@ -257,6 +257,29 @@ void chooseContractions(const ir::Function &f, const std::vector<ir::Op> &ops, c
   }
 }
 
+/// interleaved: a reduction in the sequential order (not argmax/argmin,
+/// not the tree order) of at least kInterleaved result elements, each
+/// summing at least two terms, accumulates kInterleaved consecutive result
+/// elements at once: one element's additions wait on each other (the order
+/// allows no other), but those of different elements are independent, so
+/// the machine overlaps them (eight chains cover the latency of two adder
+/// pipes), and where the kept dimension is the operand's innermost, their
+/// loads are contiguous and vectorize.
+void chooseInterleaved(const ir::Function &f, const std::vector<ir::Op> &ops, FunctionSchedule &s) {
+  constexpr int64_t kInterleaved = 8;
+  for (const ir::Op &o : ops) {
+    if (o.kind == OpKind::Fusion)
+      chooseInterleaved(f, o.region->ops, s);
+    if (o.kind != OpKind::Reduce || o.order == SumOrder::Tree || o.combiner == ir::Combiner::ArgMax ||
+        o.combiner == ir::Combiner::ArgMin)
+      continue;
+    const ir::TensorType &r = f.valueTypes[o.results[0]], &in = f.valueTypes[o.operands[0]];
+    int64_t results = r.elementCount().value_or(0), terms = in.elementCount().value_or(0) / std::max<int64_t>(1, results);
+    if (r.rank() > 0 && r.shape.back() >= kInterleaved && terms >= 2)
+      s.interleaved[o.results[0]] = kInterleaved;
+  }
+}
+
 /// The element operations of `o`'s loop nests: its result's elements, or
 /// its largest operand's (a reduction reads all of them), times the
 /// contracting extent of a contraction.
@@ -318,6 +341,7 @@ Schedule cpuSchedule(const ir::Module &m, int64_t threadedWork, Machine machine)
     findComputedInUser(f.ops, false, s);
     findResults(f, s);
     chooseContractions(f, f.ops, machine, s);
+    chooseInterleaved(f, f.ops, s);
     chooseThreads(f, f.ops, threadedWork, s);
     s.freeEarly = true;
   }
@@ -352,6 +376,8 @@ std::string printSchedule(const ir::Module &m, const Schedule &schedule) {
       line(v, "written into result " + std::to_string(i));
     for (const auto &[v, plan] : s.contractions)
       line(v, "contraction, " + planText(plan));
+    for (const auto &[v, count] : s.interleaved)
+      line(v, "reduction, " + std::to_string(count) + " result elements at once");
     for (ValueId v : s.threaded)
       if (!s.splats.count(v) && !s.computedInUser.count(v) && !s.readThrough.count(v))
         line(v, oneElement(f, v) ? "on threads (its tree order's chunks split across them)"

@@ -46,6 +46,13 @@ private:
   void bindRegionParam(ValueId operand, ValueId param) override;
   bool inCallerResult(ValueId v) const override;
   void dotGeneral(const ir::Op &o) override;
+  void reduce(const ir::Op &o) override;
+
+  /// Interleaved: `count` consecutive elements of the result's innermost
+  /// dimension accumulate at once, each in a slot of its own, in the
+  /// reference's order over the reduced indices (the last elements past a
+  /// multiple of `count` fewer at once).
+  void interleavedReduction(const ir::Op &o, int64_t count);
 
   /// RhsFreeInner: the loops run batch, lhs free, contracting, then rhs
   /// free dimensions innermost, accumulating in memory (the result itself
@@ -230,6 +237,63 @@ void ScheduledLowering::dotGeneral(const ir::Op &o) {
   case ContractionOrder::RhsFreeInner: rhsFreeInnerContraction(o); return;
   case ContractionOrder::Tiled: tiledContraction(o, plan); return;
   }
+}
+
+void ScheduledLowering::reduce(const ir::Op &o) {
+  if (auto it = s_.interleaved.find(o.results[0]); it != s_.interleaved.end())
+    interleavedReduction(o, it->second);
+  else
+    ReferenceLowering::reduce(o);
+}
+
+void ScheduledLowering::interleavedReduction(const ir::Op &o, int64_t count) {
+  ValueId x = o.operands[0], r = o.results[0];
+  const TensorType &in = type(x), &tr = type(r);
+  DType acc = *o.acc;
+  if (tr.rank() == 0 || count <= 0 || o.combiner == ir::Combiner::ArgMax || o.combiner == ir::Combiner::ArgMin ||
+      o.order == ir::SumOrder::Tree)
+    throw std::logic_error("the schedule interleaves a reduction that cannot be: argmax, argmin, the tree order or "
+                           "one result element");
+  define(r, o);
+  std::vector<int64_t> reducedShape;
+  for (int64_t a : o.dims)
+    reducedShape.push_back(in.shape[static_cast<size_t>(a)]);
+  std::vector<int64_t> outerShape(tr.shape.begin(), tr.shape.end() - 1);
+  int64_t inner = tr.shape.back();
+  std::vector<StmtPtr> *saved = block_;
+  // Every result element is independent: the outer kept dimensions, then
+  // the groups of `count` (the outermost of these with more than one
+  // iteration runs on threads when the operation does).
+  std::vector<Ix> outer = ixs(openNest(outerShape, kEveryLoop));
+  std::vector<StmtPtr> *outerBody = block_;
+  // `n` elements from inner index `first` (+ 0, 1, ...): each from the
+  // identity, the reduced indices in row-major order, then stored.
+  auto group = [&](Ix first, int64_t n) {
+    std::vector<StmtPtr> *groupBody = block_;
+    std::vector<Slot> slots;
+    std::vector<std::vector<Ix>> kept;
+    for (int64_t e = 0; e < n; ++e) {
+      slots.push_back(newSlot(computeType(acc)));
+      assign(slots.back(), identity(o.combiner, acc));
+      kept.push_back(outer);
+      kept.back().push_back({first.slot, first.offset + e, first.scale});
+    }
+    std::vector<Ix> reduced = ixs(openNest(reducedShape));
+    for (int64_t e = 0; e < n; ++e)
+      accumulate(o.combiner, acc, slots[static_cast<size_t>(e)],
+                 convert(load(x, reductionOperandIndex(o, in.rank(), kept[static_cast<size_t>(e)], reduced)), in.dtype, acc));
+    block_ = groupBody;
+    for (int64_t e = 0; e < n; ++e)
+      store(r, address(tr, kept[static_cast<size_t>(e)]), convert(var(slots[static_cast<size_t>(e)]), acc, tr.dtype));
+  };
+  if (inner / count > 0) {
+    Slot g = openNest({inner / count}, kEveryLoop)[0];
+    group({static_cast<int64_t>(g), 0, count}, count);
+  }
+  block_ = outerBody;
+  if (inner % count != 0)
+    group({-1, inner / count * count, 1}, inner % count);
+  block_ = saved;
 }
 
 void ScheduledLowering::rhsFreeInnerContraction(const ir::Op &o) {

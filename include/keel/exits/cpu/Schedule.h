@@ -77,6 +77,9 @@ struct FunctionSchedule {
   std::map<ir::ValueId, uint64_t> splats;      ///< value -> its one encoding
   std::map<ir::ValueId, size_t> intoResult;    ///< value -> result index
   std::map<ir::ValueId, ContractionPlan> contractions; ///< by result; absent: Logical
+  /// Reductions whose result elements are accumulated this many at once
+  /// (each in its own order), by result; absent: one at a time.
+  std::map<ir::ValueId, int64_t> interleaved;
   std::set<ir::ValueId> threaded; ///< by result: its nests' independent loops run on threads
   bool freeEarly = false;
 };
