@@ -1,4 +1,5 @@
-"""The CPU oracle's workloads (issue 7: W1-W5, W7; W7t, W7 in the tree order), timed against NumPy and
+"""The CPU oracle's workloads (issue 7: W1-W5, W7; issue 25: W7t, W7 in the tree order, and W8, a bf16
+matmul accumulating in f32), timed against NumPy and
 PyTorch (Debian python3-numpy, python3-torch) and against the machine's
 limits measured in the same run: memory bandwidth (a NumPy copy, and a
 parallel C copy on the threads used), OpenBLAS sgemm (NumPy's matmul
@@ -251,6 +252,14 @@ def main():
         math.nan, best(lambda: torch.nn.functional.gelu(txm @ tw1 + tb1) @ tw2 + tb2, runs=3) if torch else math.nan,
         2 * 2 * 2048 * 1024 * 4096 / sgemm_gflops / 1e6, "sgemm")
 
+    # W8: bf16 x bf16 -> f32 matmul 1024^3 (each bf16 product exact in f32,
+    # added in order); against PyTorch's bf16 matmul and OpenBLAS's f32
+    # sgemm on the same sizes (the NumPy column and the floor).
+    if torch:
+        ta8 = torch.from_numpy(a).to(torch.bfloat16)
+    row("W8 bf16 matmul 1024^3 -> f32", keel("w8", ["a", "b"], {"M": 1024, "K": 1024, "N": 1024}), sgemm_ms,
+        best(lambda: ta8 @ ta8) if torch else math.nan, sgemm_ms, "sgemm")
+
     # W7: the ordered sum of 64M f32; its limit is the add latency.
     row("W7 ordered sum 64M", keel("w7", ["x"], {"N": 64 * 2**20}), best(lambda: x64m.sum()),
         best(lambda: torch.from_numpy(x64m).sum()) if torch else math.nan, c_ms, "C loop")
@@ -268,7 +277,8 @@ def main():
         if BEFORE:
             line += f" {before:9.1f} {k / before:11.2f}"
         print(line + f"  ({kind})")
-    for name, flops in (("W3 matmul [1024,1024]^2", 2 * 1024**3), ("W3 batched [16,256,256]^2", 2 * 16 * 256**3)):
+    for name, flops in (("W3 matmul [1024,1024]^2", 2 * 1024**3), ("W3 batched [16,256,256]^2", 2 * 16 * 256**3),
+                        ("W8 bf16 matmul 1024^3 -> f32", 2 * 1024**3)):
         k = next(r[1] for r in rows if r[0] == name)
         print(f"{name}: {flops / k / 1e6:.0f} GFLOP/s, {flops / k / 1e6 / muladd:.2f} of the multiply+add peak, "
               f"{flops / k / 1e6 / sgemm_gflops:.2f} of OpenBLAS sgemm")

@@ -21,6 +21,7 @@
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -951,12 +952,59 @@ private:
       llvm::Value *canonical = b_.CreateSelect(negative, nan(true), nan(false));
       return b_.CreateSelect(b_.CreateFCmpUNO(v, v), canonical, r);
     }
-    if (isLowPrecision(from) && (to == Type::F32 || to == Type::F64))
-      return callHelper(std::string("keel_") + formatName(from) + (to == Type::F32 ? "_to_f32" : "_to_f64"), dst, {v});
+    if (isLowPrecision(from) && to == Type::F32)
+      return widenToF32(v, from);
+    if (isLowPrecision(from) && to == Type::F64) // both steps exact
+      return cast(widenToF32(v, from), Type::F32, Type::F64);
     if ((from == Type::F32 || from == Type::F64) && isLowPrecision(to))
       return callHelper(std::string(from == Type::F32 ? "keel_f32_to_" : "keel_f64_to_") + formatName(to), dst, {v});
     // Low precision to low precision: widen exactly, round once.
     return cast(cast(v, from, Type::F64), Type::F64, to);
+  }
+
+  /// A low-precision value widened to f32, exactly, inline (so that loops
+  /// over such conversions, a contraction's packing among them, vectorize):
+  /// the fields moved into f32's, subnormals (below f32's exponent range's
+  /// start only if the format's exponent is narrower) as fraction * 2^(1 -
+  /// bias - fraction bits), exact in f32; an infinity kept; a NaN the
+  /// canonical NaN of its sign, as the numerics library's keel_F_to_f32
+  /// (tests/codegen/CodegenTest.cpp compares every encoding).
+  llvm::Value *widenToF32(llvm::Value *v, Type from) {
+    fp::Format format = *formatOf(from);
+    const fp::FormatInfo &f = fp::info(format);
+    llvm::Type *i32 = b_.getInt32Ty();
+    auto k = [&](uint64_t c) { return llvm::ConstantInt::get(i32, c); };
+    auto nan = [&](bool negative) { return k(fp::canonicalNaN(fp::Format::F32, negative)); };
+    if (from == Type::TF32) { // an f32 carrier already: only NaN changes
+      llvm::Value *bits = b_.CreateBitCast(v, i32);
+      llvm::Value *negative = b_.CreateICmpSLT(bits, k(0));
+      llvm::Value *canonical = b_.CreateSelect(negative, nan(true), nan(false));
+      return b_.CreateBitCast(b_.CreateSelect(b_.CreateFCmpUNO(v, v), canonical, bits), b_.getFloatTy());
+    }
+    const uint64_t exponentMask = (uint64_t{1} << f.exponentBits) - 1, fractionMask = (uint64_t{1} << f.fractionBits) - 1;
+    llvm::Value *bits = b_.CreateZExt(v, i32);
+    llvm::Value *sign = b_.CreateShl(b_.CreateLShr(bits, static_cast<uint64_t>(f.storageBits - 1)), 31);
+    llvm::Value *exponent = b_.CreateAnd(b_.CreateLShr(bits, static_cast<uint64_t>(f.fractionBits)), k(exponentMask));
+    llvm::Value *fraction = b_.CreateAnd(bits, k(fractionMask));
+    llvm::Value *normal = b_.CreateOr(
+        b_.CreateOr(sign, b_.CreateShl(b_.CreateAdd(exponent, k(static_cast<uint64_t>(127 - f.bias))), 23)),
+        b_.CreateShl(fraction, static_cast<uint64_t>(23 - f.fractionBits)));
+    llvm::Value *out = normal;
+    if (f.exponentBits < 8) { // subnormals become normal f32 values; zero stays zero
+      llvm::Value *scaled = b_.CreateFMul(b_.CreateUIToFP(fraction, b_.getFloatTy()),
+                                          llvm::ConstantFP::get(b_.getFloatTy(), std::ldexp(1.0, 1 - f.bias - f.fractionBits)));
+      llvm::Value *subnormal = b_.CreateOr(sign, b_.CreateBitCast(scaled, i32));
+      out = b_.CreateSelect(b_.CreateICmpEQ(exponent, k(0)), subnormal, out);
+    }
+    // The top exponent: an infinity (a zero fraction, where the format has
+    // one) or NaN; fp8e4m3fn's is a number but for its one NaN fraction.
+    llvm::Value *top = b_.CreateICmpEQ(exponent, k(exponentMask));
+    llvm::Value *isNaN = f.hasInfinity ? b_.CreateAnd(top, b_.CreateICmpNE(fraction, k(0)))
+                                       : b_.CreateAnd(top, b_.CreateICmpEQ(fraction, k(fractionMask)));
+    if (f.hasInfinity)
+      out = b_.CreateSelect(top, b_.CreateOr(sign, k(0x7F800000)), out);
+    llvm::Value *canonical = b_.CreateSelect(b_.CreateICmpNE(sign, k(0)), nan(true), nan(false));
+    return b_.CreateBitCast(b_.CreateSelect(isNaN, canonical, out), b_.getFloatTy());
   }
 
   llvm::LLVMContext &ctx_;

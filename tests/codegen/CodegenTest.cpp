@@ -2,13 +2,16 @@
 //
 // Loop IR built by hand (buffers, loads and stores, the operations with
 // defined results), compiled, and called with its C signature. Expected
-// values are worked by hand.
+// values are worked by hand, or (widening) the numerics library's.
 //
 //===----------------------------------------------------------------------===//
 #include "keel/codegen/Codegen.h"
+#include "keel/numerics/Helpers.h"
 #include "keel/runtime/Threads.h"
 
+#include <bit>
 #include <climits>
+#include <cstring>
 #include <gtest/gtest.h>
 
 using namespace keel;
@@ -237,4 +240,74 @@ TEST(CodegenTest, VerifierHoldsParallelLoopsToTheirRules) {
     f.body[0]->to = makeConst(Type::I32, 4);
   });
   EXPECT_TRUE(has(p, "a parallel `for` needs an i64 counter"));
+}
+
+namespace {
+/// fn widen(in: ptr, to32: ptr, to64: ptr, n: i64): each element of `t`
+/// converted to f32 and to f64.
+Module widenModule(Type t) {
+  Module m;
+  Function f;
+  f.name = "widen";
+  f.slots = {Type::Ptr, Type::Ptr, Type::Ptr, Type::I64, Type::I64};
+  f.params = 4;
+  std::vector<StmtPtr> body;
+  for (auto [slot, to] : {std::pair{Slot{1}, Type::F32}, std::pair{Slot{2}, Type::F64}}) {
+    auto store = std::make_unique<Stmt>();
+    store->kind = Stmt::Kind::Store;
+    store->slot = slot;
+    store->index = makeVar(4, Type::I64);
+    store->value = makeCast(load(t, 0, 4), to);
+    body.push_back(std::move(store));
+  }
+  f.body.push_back(forLoop(4, 3, std::move(body)));
+  m.functions.push_back(std::move(f));
+  return m;
+}
+
+/// Every encoding of a format (tf32: its 2^19, the low carrier bits clear)
+/// widened by generated code and by the numerics library's conversions,
+/// which are exact and checked against LLVM's APFloat.
+template <typename Carrier>
+void expectWideningAsLibrary(Type t, const char *name, float (*to32)(Carrier), double (*to64)(Carrier), int bits,
+                             int shift) {
+  Module m = widenModule(t);
+  ASSERT_TRUE(verify(m).empty()) << verify(m)[0];
+  std::string error;
+  std::unique_ptr<codegen::Program> program = codegen::Program::compile(m, error);
+  ASSERT_TRUE(program) << error;
+  auto widen = reinterpret_cast<void (*)(const Carrier *, float *, double *, int64_t)>(program->address("widen", error));
+  ASSERT_TRUE(widen) << error;
+  std::vector<Carrier> in;
+  for (uint64_t e = 0; e < (uint64_t{1} << bits); ++e) {
+    uint32_t encoding = static_cast<uint32_t>(e << shift);
+    Carrier c;
+    std::memcpy(&c, &encoding, sizeof c);
+    in.push_back(c);
+  }
+  std::vector<float> out32(in.size());
+  std::vector<double> out64(in.size());
+  widen(in.data(), out32.data(), out64.data(), static_cast<int64_t>(in.size()));
+  int differences = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    uint32_t got32 = std::bit_cast<uint32_t>(out32[i]), want32 = std::bit_cast<uint32_t>(to32(in[i]));
+    uint64_t got64 = std::bit_cast<uint64_t>(out64[i]), want64 = std::bit_cast<uint64_t>(to64(in[i]));
+    if ((got32 != want32 || got64 != want64) && ++differences <= 3)
+      ADD_FAILURE() << name << " encoding " << i << ": f32 0x" << std::hex << got32 << " (library 0x" << want32
+                    << "), f64 0x" << got64 << " (library 0x" << want64 << ")";
+  }
+  EXPECT_EQ(differences, 0) << name;
+}
+} // namespace
+
+/// Widening a low-precision value is emitted inline (so that loops over it
+/// vectorize); it must equal the library's exact conversion on every
+/// encoding, NaNs (canonical, of their sign), infinities and subnormals
+/// included.
+TEST(CodegenTest, WideningEveryEncodingEqualsTheLibrary) {
+  expectWideningAsLibrary<uint16_t>(Type::F16, "f16", keel_f16_to_f32, keel_f16_to_f64, 16, 0);
+  expectWideningAsLibrary<uint16_t>(Type::BF16, "bf16", keel_bf16_to_f32, keel_bf16_to_f64, 16, 0);
+  expectWideningAsLibrary<uint8_t>(Type::FP8E4M3FN, "fp8e4m3fn", keel_fp8e4m3fn_to_f32, keel_fp8e4m3fn_to_f64, 8, 0);
+  expectWideningAsLibrary<uint8_t>(Type::FP8E5M2, "fp8e5m2", keel_fp8e5m2_to_f32, keel_fp8e5m2_to_f64, 8, 0);
+  expectWideningAsLibrary<float>(Type::TF32, "tf32", keel_tf32_to_f32, keel_tf32_to_f64, 19, 13);
 }

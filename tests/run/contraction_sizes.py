@@ -3,7 +3,7 @@ every size from 1 to 70, its edges included (a last tile of fewer rows, a
 last panel narrower than the tile), at every vector width's tiles, against
 NumPy.
 
-Each case is a matrix product (batched or not) of f32, f64 or bf16
+Each case is a matrix product (batched or not) of f32, f64, bf16 or f16
 operands; one module per operand type holds every case in one entry,
 whose results are flattened and joined, run with `keel run --entry`
 fused, unfused and through --exit reference (the same bytes:
@@ -11,7 +11,7 @@ keel_entry.run_entry), with every operation on threads at 3 threads, and
 with the tiles of 128-, 256- and 512-bit vectors (--vector-bits).
 The expected values are computed here in NumPy in Keel's order, which no
 kernel shares: every product rounded to the accumulator, then added to it
-for k = 0, 1, ... from -0 (bf16 products are exact in f32); they must
+for k = 0, 1, ... from -0 (bf16 and f16 products are exact in f32); they must
 agree to the bit.
 
 usage: contraction_sizes.py KEEL WORKDIR"""
@@ -34,7 +34,8 @@ F32_CASES = ([(None, m, 1 + (m * 7) % 70, 16 + (m * 11) % 55) for m in range(1, 
              [(2, 5, 9, 17), (3, 4, 16, 32), (2, 7, 1, 33), (1, 9, 20, 70)])
 F64_CASES = [(None, 7, 5, 9), (None, 9, 12, 17), (None, 4, 3, 31), (2, 6, 11, 19), (None, 1, 70, 70),
              (None, 5, 4, 67)]
-BF16_CASES = [(None, 3, 9, 16), (None, 6, 13, 23), (2, 5, 7, 40), (None, 70, 3, 17)]
+BF16_CASES = [(None, 3, 9, 16), (None, 6, 13, 23), (2, 5, 7, 40), (None, 70, 3, 17), (None, 9, 21, 67)]
+F16_CASES = [(None, 5, 11, 16), (None, 7, 6, 33), (2, 4, 9, 70)]
 
 
 def shapes(case):
@@ -86,12 +87,12 @@ def operand(rng, shape, dtype):
     values = rng.standard_normal(shape) * np.exp(rng.uniform(-8, 8, shape))
     if dtype == "bf16":
         return bf16(values)
-    v = values.astype(np.float32 if dtype == "f32" else np.float64)
+    v = values.astype({"f32": np.float32, "f64": np.float64, "f16": np.float16}[dtype])
     return v, v
 
 
 def check(keel, work, dtype, cases, rng):
-    acc = {"f32": np.float32, "f64": np.float64, "bf16": np.float32}[dtype]
+    acc = {"f32": np.float32, "f64": np.float64, "bf16": np.float32, "f16": np.float32}[dtype]
     source = module(dtype, "f64" if dtype == "f64" else "f32", cases)
     path = os.path.join(work, f"sizes_{dtype}.sfn")
     with open(path, "w") as f:
@@ -136,7 +137,7 @@ def main():
     os.makedirs(os.path.join(work, "variant"), exist_ok=True)
     rng = np.random.default_rng(20261202)
     failures = sum(check(keel, work, dtype, cases, rng)
-                   for dtype, cases in (("f32", F32_CASES), ("f64", F64_CASES), ("bf16", BF16_CASES)))
+                   for dtype, cases in (("f32", F32_CASES), ("f64", F64_CASES), ("bf16", BF16_CASES), ("f16", F16_CASES)))
     print(f"{failures} failed")
     sys.exit(1 if failures else 0)
 

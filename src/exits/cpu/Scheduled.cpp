@@ -68,7 +68,8 @@ private:
   /// accumulator, exactly) into contiguous memory, every tile of results
   /// accumulates in a small buffer of its own across the whole contracting
   /// loop; its innermost loop over the tile's columns vectorizes and the
-  /// tile stays in registers. Any M and N: the rows past the last whole
+  /// tile stays in registers; an lhs of another dtype is widened once per
+  /// tile into a small buffer. Any M and N: the rows past the last whole
   /// tile are one tile of fewer rows, and the last panel is padded with
   /// zeros past N, whose products are never stored. Every result still
   /// starts at the identity and adds round(a * b) for k = 0, 1, ... in order.
@@ -380,6 +381,13 @@ void ScheduledLowering::tiledContraction(const ir::Op &o, const ContractionPlan 
   // Each panel has its own scratch (the panel loop may run on threads).
   Slot tile = allocateScratch(rows * columns * storageBytes(acc), o);
   Slot panel = allocateScratch(k * columns * storageBytes(acc), o);
+  // An lhs of another dtype than the accumulator (bf16, f16, fp8) is
+  // widened once per tile into rows interleaved by kk, so that the tile's
+  // loop converts nothing; an lhs of the accumulator's dtype is read in
+  // place (already at the multiply+add peak).
+  bool packLhs = ta.dtype != acc;
+  TensorType lhsPackType = TensorType::make(acc, {k, rows});
+  Slot lhsPack = packLhs ? allocateScratch(k * rows * storageBytes(acc), o) : Slot{0};
   auto batchIndex = [&](std::vector<Ix> &j, const std::vector<int64_t> &batch) {
     for (size_t q = 0; q < nb; ++q)
       j[static_cast<size_t>(batch[q])] = {static_cast<int64_t>(outer[q]), 0, 1};
@@ -426,18 +434,30 @@ void ScheduledLowering::tiledContraction(const ir::Op &o, const ContractionPlan 
     std::vector<Ix> all = ixs(openNest({count, columns}));
     storeTo(tile, acc, address(tileType, all), identity(ir::Combiner::Sum, acc));
     block_ = tileBody;
-    Slot kk = openNest({k})[0];
-    Slot column = openNest({columns})[0];
-    for (int64_t row = 0; row < count; ++row) {
+    auto lhsIndex = [&](int64_t row, Slot kk) {
       std::vector<Ix> ja(ta.rank());
       batchIndex(ja, o.lhsBatch);
       ja[mDim] = {first.slot, first.offset + row, first.scale};
       ja[kA] = {static_cast<int64_t>(kk), 0, 1};
+      return ja;
+    };
+    if (packLhs) { // lhsPack[kk, row] = lhs[first + row, kk], widened exactly
+      Slot kk = openNest({k})[0];
+      for (int64_t row = 0; row < count; ++row)
+        storeTo(lhsPack, acc, address(lhsPackType, {Ix{static_cast<int64_t>(kk), 0, 1}, Ix{-1, row, 1}}),
+                convert(load(a, lhsIndex(row, kk)), ta.dtype, acc));
+      block_ = tileBody;
+    }
+    Slot kk = openNest({k})[0];
+    Slot column = openNest({columns})[0];
+    for (int64_t row = 0; row < count; ++row) {
       std::vector<Ix> tileIndex = {Ix{-1, row, 1}, Ix{static_cast<int64_t>(column), 0, 1}};
       std::vector<Ix> panelIndex = {Ix{static_cast<int64_t>(kk), 0, 1}, Ix{static_cast<int64_t>(column), 0, 1}};
       // The product (its rhs already in the accumulator), rounded, then added.
-      ExprPtr x = load(a, ja);
-      ExprPtr term = product(acc, std::move(x), ta.dtype, loadFrom(panel, acc, address(panelType, panelIndex)), acc);
+      ExprPtr x = packLhs ? loadFrom(lhsPack, acc, address(lhsPackType, {Ix{static_cast<int64_t>(kk), 0, 1}, Ix{-1, row, 1}}))
+                          : load(a, lhsIndex(row, kk));
+      ExprPtr term = product(acc, std::move(x), packLhs ? acc : ta.dtype,
+                             loadFrom(panel, acc, address(panelType, panelIndex)), acc);
       ExprPtr sum = binaryElement(BinaryOp::Add, acc, loadFrom(tile, acc, address(tileType, tileIndex)), std::move(term));
       storeTo(tile, acc, address(tileType, tileIndex), std::move(sum));
     }
@@ -468,6 +488,8 @@ void ScheduledLowering::tiledContraction(const ir::Op &o, const ContractionPlan 
   block_ = panelBody;
   release(tile);
   release(panel);
+  if (packLhs)
+    release(lhsPack);
   block_ = saved;
 }
 
