@@ -1,5 +1,5 @@
-"""The CPU oracle's workloads (issue 7: W1-W5, W7; issue 25: W7t, W7 in the tree order, and W8, a bf16
-matmul accumulating in f32), timed against NumPy and
+"""The CPU oracle's workloads (issue 7: W1-W5, W7; issue 25: W7t, W7 in the tree order, W8, a bf16
+matmul accumulating in f32, and W9, examples/llama.sfn's decoder layer), timed against NumPy and
 PyTorch (Debian python3-numpy, python3-torch) and against the machine's
 limits measured in the same run: memory bandwidth (a NumPy copy, and a
 parallel C copy on the threads used), OpenBLAS sgemm (NumPy's matmul
@@ -110,15 +110,15 @@ INPUTS = tempfile.mkdtemp(prefix="oracle_bench.")  # .npy arguments
 atexit.register(shutil.rmtree, INPUTS, True)
 
 
-def keel(entry, args, bindings, binary=None, extra=(), arrays=None):
-    """Keel's best time of `entry`: each argument random:SEED (uniform in
-    [0, 1)), or the array `arrays` gives it."""
+def keel(entry, args, bindings, binary=None, extra=(), arrays=None, source=SOURCE):
+    """Keel's best time of `entry` of `source`: each argument random:SEED
+    (uniform in [0, 1)), or the array `arrays` gives it."""
     arrays = arrays or {}
     if binary is None and BEFORE:  # both, interleaved: (after, before)
-        return (keel(entry, args, bindings, KEEL, arrays=arrays),
-                keel(entry, args, bindings, BEFORE, BEFORE_ARGS, arrays=arrays))
+        return (keel(entry, args, bindings, KEEL, arrays=arrays, source=source),
+                keel(entry, args, bindings, BEFORE, BEFORE_ARGS, arrays=arrays, source=source))
     threads = [] if OLDER and binary == BEFORE else ["--threads", str(1 if OLDER else THREADS)]
-    command = [binary or KEEL, "run", SOURCE, *threads, *extra, *(["--stats"] if FUSION and not extra else []), "--entry", entry, "--repeat", "5", "--bind",
+    command = [binary or KEEL, "run", source, *threads, *extra, *(["--stats"] if FUSION and not extra else []), "--entry", entry, "--repeat", "5", "--bind",
                ",".join(f"{k}={v}" for k, v in bindings.items())]
     for i, name in enumerate(args):
         if name in arrays:
@@ -259,6 +259,49 @@ def main():
         ta8 = torch.from_numpy(a).to(torch.bfloat16)
     row("W8 bf16 matmul 1024^3 -> f32", keel("w8", ["a", "b"], {"M": 1024, "K": 1024, "N": 1024}), sgemm_ms,
         best(lambda: ta8 @ ta8) if torch else math.nan, sgemm_ms, "sgemm")
+
+    # W9: the Llama decoder layer of examples/llama.sfn at T=512, C=1024, 16
+    # heads, 8 key/value heads, F=2816 (batch 1), on normally distributed
+    # inputs and weights, against the same layer in PyTorch eager
+    # (Hugging Face's LlamaDecoderLayer as examples/llama.sfn reads it).
+    T9, C9, H9, KV9, F9 = 512, 1024, 16, 8, 2816
+    D9 = C9 // H9
+    llama = {"x": normal((1, T9, C9), 1.0), "input_layernorm": np.ones(C9, np.float32),
+             "q_proj": normal((C9, C9), C9**-0.5), "k_proj": normal((KV9 * D9, C9), C9**-0.5),
+             "v_proj": normal((KV9 * D9, C9), C9**-0.5), "o_proj": normal((C9, C9), C9**-0.5),
+             "post_attention_layernorm": np.ones(C9, np.float32), "gate_proj": normal((F9, C9), C9**-0.5),
+             "up_proj": normal((F9, C9), C9**-0.5), "down_proj": normal((C9, F9), F9**-0.5)}
+
+    def llama_torch(x, ln1, wq, wk, wv, wo, ln2, wg, wu, wd):
+        def rms(t, w):
+            return w * (t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + 1e-6))
+        h = rms(x, ln1)
+        q = (h @ wq.T).view(1, T9, H9, D9).transpose(1, 2)
+        k = (h @ wk.T).view(1, T9, KV9, D9).transpose(1, 2)
+        v = (h @ wv.T).view(1, T9, KV9, D9).transpose(1, 2)
+        freqs = torch.arange(T9, dtype=torch.float32)[:, None] / (
+            10000 ** (torch.arange(0, D9, 2, dtype=torch.float32) / D9))
+        emb = torch.cat((freqs, freqs), -1)
+        cos, sin = emb.cos(), emb.sin()
+
+        def rotate_half(t):
+            return torch.cat((-t[..., D9 // 2:], t[..., :D9 // 2]), -1)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        k, v = k.repeat_interleave(H9 // KV9, dim=1), v.repeat_interleave(H9 // KV9, dim=1)
+        s = (q @ k.transpose(-1, -2) / D9**0.5).masked_fill(
+            torch.triu(torch.ones(T9, T9, dtype=torch.bool), 1), float("-inf"))
+        h2 = x + (torch.softmax(s, -1) @ v).transpose(1, 2).reshape(1, T9, C9) @ wo.T
+        m = rms(h2, ln2)
+        return h2 + (torch.nn.functional.silu(m @ wg.T) * (m @ wu.T)) @ wd.T
+    if torch:
+        tl = [torch.from_numpy(llama[n]) for n in llama]
+        with torch.no_grad():
+            llama_torch_ms = best(lambda: llama_torch(*tl))
+    flops9 = 2 * T9 * C9 * (2 * C9 + 2 * KV9 * D9 + 3 * F9) + 2 * 2 * H9 * T9 * T9 * D9
+    row("W9 Llama layer T=512 C=1024", keel("llama_decoder_layer", list(llama),
+                                            {"B": 1, "T": T9, "C": C9, "H": H9, "KV": KV9, "F": F9}, arrays=llama,
+                                            source=os.path.join(HERE, "..", "examples", "llama.sfn")),
+        math.nan, llama_torch_ms if torch else math.nan, flops9 / sgemm_gflops / 1e6, "sgemm")
 
     # W7: the ordered sum of 64M f32; its limit is the add latency.
     row("W7 ordered sum 64M", keel("w7", ["x"], {"N": 64 * 2**20}), best(lambda: x64m.sum()),
