@@ -257,6 +257,39 @@ void chooseContractions(const ir::Function &f, const std::vector<ir::Op> &ops, c
   }
 }
 
+/// readThrough, for a tiled contraction's rhs: its panels are packed
+/// reading each element once, so a transpose that only feeds the rhs
+/// (directly or through a broadcast read through) is read through too,
+/// never written out (nn.Linear's `x @ W^T`).
+void readTiledRhsThrough(const ir::Function &f, const std::vector<ir::Op> &ops, FunctionSchedule &s) {
+  std::map<ValueId, std::vector<const ir::Op *>> users = readers(ops);
+  std::map<ValueId, const ir::Op *> producer;
+  for (const ir::Op &o : ops) {
+    for (ValueId r : o.results)
+      producer[r] = &o;
+    if (o.kind == OpKind::Fusion)
+      readTiledRhsThrough(f, o.region->ops, s);
+  }
+  for (const ir::Op &o : ops) {
+    if (o.kind != OpKind::DotGeneral)
+      continue;
+    auto plan = s.contractions.find(o.results[0]);
+    if (plan == s.contractions.end() || plan->second.order != ContractionOrder::Tiled)
+      continue;
+    ValueId v = o.operands[1];
+    const ir::Op *user = &o;
+    while (producer.count(v) && users[v].size() == 1 && users[v][0] == user && !s.splats.count(v)) {
+      const ir::Op *p = producer[v];
+      if (p->kind == OpKind::Transpose)
+        s.readThrough.insert(v);
+      else if (!(p->kind == OpKind::BroadcastInDim && s.readThrough.count(v)))
+        break;
+      user = p;
+      v = p->operands[0];
+    }
+  }
+}
+
 /// interleaved: a reduction in the sequential order (not argmax/argmin,
 /// not the tree order) of at least kInterleaved result elements, each
 /// summing at least two terms, accumulates kInterleaved consecutive result
@@ -341,6 +374,7 @@ Schedule cpuSchedule(const ir::Module &m, int64_t threadedWork, Machine machine)
     findComputedInUser(f.ops, false, s);
     findResults(f, s);
     chooseContractions(f, f.ops, machine, s);
+    readTiledRhsThrough(f, f.ops, s);
     chooseInterleaved(f, f.ops, s);
     chooseThreads(f, f.ops, threadedWork, s);
     s.freeEarly = true;

@@ -369,7 +369,6 @@ void ScheduledLowering::tiledContraction(const ir::Op &o, const ContractionPlan 
   DType acc = *o.acc;
   TensorType tileType = TensorType::make(acc, {rows, columns});
   TensorType panelType = TensorType::make(acc, {k, columns});
-  Slot rhs = bufferOf(b, o);
   size_t nb = o.lhsBatch.size();
   std::vector<int64_t> panels;
   for (int64_t d : o.lhsBatch)
@@ -405,17 +404,20 @@ void ScheduledLowering::tiledContraction(const ir::Op &o, const ContractionPlan 
   // The panel: rhs[batch, kk, columns * p + c] for each kk and each c
   // within the result, the accumulator's zero past it (products with it
   // are computed but never stored).
+  // (The rhs is read element by element, so a transpose or broadcast of it
+  // the schedule reads through is never written out.)
   Slot kPack = openLoop(i64(0), i64(k));
   std::vector<StmtPtr> *packRow = block_;
   {
     Slot c = openLoop(i64(0), width());
+    Slot n = newSlot(Type::I64); // columns * p + c
+    assign(n, makeBinary(BinaryOp::Add, makeBinary(BinaryOp::Mul, var(outer[nb]), i64(columns)), var(c)));
     std::vector<Ix> jb(tb.rank());
     batchIndex(jb, o.rhsBatch);
     jb[kB] = {static_cast<int64_t>(kPack), 0, 1};
-    jb[nDim] = panelColumn;
-    ExprPtr at = makeBinary(BinaryOp::Add, address(tb, jb), makeBinary(BinaryOp::Mul, var(c), i64(strides(tb)[nDim])));
+    jb[nDim] = {static_cast<int64_t>(n), 0, 1};
     std::vector<Ix> pc = {Ix{static_cast<int64_t>(kPack), 0, 1}, Ix{static_cast<int64_t>(c), 0, 1}};
-    storeTo(panel, acc, address(panelType, pc), convert(loadFrom(rhs, tb.dtype, std::move(at)), tb.dtype, acc));
+    storeTo(panel, acc, address(panelType, pc), convert(load(b, jb), tb.dtype, acc));
   }
   if (n % columns != 0) {
     block_ = packRow;
