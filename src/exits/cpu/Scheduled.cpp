@@ -386,7 +386,7 @@ void ScheduledLowering::tiledContraction(const ir::Op &o, const ContractionPlan 
   // place (already at the multiply+add peak).
   bool packLhs = ta.dtype != acc;
   TensorType lhsPackType = TensorType::make(acc, {k, rows});
-  Slot lhsPack = packLhs ? allocateScratch(k * rows * storageBytes(acc), o) : Slot{0};
+  Slot lhsPack = packLhs ? allocateScratch(k * rows * storageBytes(acc), o) : Slot{0}; // (unused unless packLhs)
   auto batchIndex = [&](std::vector<Ix> &j, const std::vector<int64_t> &batch) {
     for (size_t q = 0; q < nb; ++q)
       j[static_cast<size_t>(batch[q])] = {static_cast<int64_t>(outer[q]), 0, 1};
@@ -410,12 +410,12 @@ void ScheduledLowering::tiledContraction(const ir::Op &o, const ContractionPlan 
   std::vector<StmtPtr> *packRow = block_;
   {
     Slot c = openLoop(i64(0), width());
-    Slot n = newSlot(Type::I64); // columns * p + c
-    assign(n, makeBinary(BinaryOp::Add, makeBinary(BinaryOp::Mul, var(outer[nb]), i64(columns)), var(c)));
+    Slot resultColumn = newSlot(Type::I64); // columns * p + c
+    assign(resultColumn, makeBinary(BinaryOp::Add, makeBinary(BinaryOp::Mul, var(outer[nb]), i64(columns)), var(c)));
     std::vector<Ix> jb(tb.rank());
     batchIndex(jb, o.rhsBatch);
     jb[kB] = {static_cast<int64_t>(kPack), 0, 1};
-    jb[nDim] = {static_cast<int64_t>(n), 0, 1};
+    jb[nDim] = {static_cast<int64_t>(resultColumn), 0, 1};
     std::vector<Ix> pc = {Ix{static_cast<int64_t>(kPack), 0, 1}, Ix{static_cast<int64_t>(c), 0, 1}};
     storeTo(panel, acc, address(panelType, pc), convert(load(b, jb), tb.dtype, acc));
   }
