@@ -152,7 +152,8 @@ private:
     llvm::Value *covered = nullptr;
     llvm::Value *r = b_.CreateFPTrunc(name == "gelu" ? geluSeries(x, covered) : siluCommon(x, covered), floats);
     // Any lane not covered: those through the library, in lane order.
-    llvm::Value *mask = b_.CreateBitCast(b_.CreateNot(covered), b_.getIntNTy(lanes));
+    llvm::Value *uncovered = b_.CreateNot(covered);
+    llvm::Value *mask = b_.CreateBitCast(uncovered, b_.getIntNTy(lanes));
     llvm::BasicBlock *slow = llvm::BasicBlock::Create(ctx_, "slow", f);
     llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "done", f);
     b_.CreateCondBr(b_.CreateICmpNE(mask, b_.getIntN(lanes, 0)), slow, done);
@@ -162,7 +163,7 @@ private:
       llvm::BasicBlock *lane = llvm::BasicBlock::Create(ctx_, "lane", f);
       llvm::BasicBlock *next = llvm::BasicBlock::Create(ctx_, "next", f);
       llvm::BasicBlock *from = b_.GetInsertBlock();
-      b_.CreateCondBr(b_.CreateExtractElement(b_.CreateNot(covered), i), lane, next);
+      b_.CreateCondBr(b_.CreateExtractElement(uncovered, i), lane, next);
       b_.SetInsertPoint(lane);
       llvm::Value *one = b_.CreateCall(library, {b_.CreateExtractElement(input, i)});
       llvm::Value *withLane = b_.CreateInsertElement(patched, one, i);
@@ -944,13 +945,8 @@ private:
       llvm::Value *r = from == Type::F32 ? b_.CreateFPExt(v, dst) : b_.CreateFPTrunc(v, dst);
       unsigned bits = from == Type::F32 ? 32 : 64;
       llvm::Value *negative = b_.CreateICmpSLT(b_.CreateBitCast(v, b_.getIntNTy(bits)), b_.getIntN(bits, 0));
-      fp::Format f = to == Type::F32 ? fp::Format::F32 : fp::Format::F64;
-      unsigned toBits = to == Type::F32 ? 32 : 64;
-      auto nan = [&](bool neg) {
-        return b_.CreateBitCast(b_.getIntN(toBits, fp::canonicalNaN(f, neg)), dst);
-      };
-      llvm::Value *canonical = b_.CreateSelect(negative, nan(true), nan(false));
-      return b_.CreateSelect(b_.CreateFCmpUNO(v, v), canonical, r);
+      llvm::Value *canonical = canonicalNaN(to == Type::F32 ? fp::Format::F32 : fp::Format::F64, negative);
+      return b_.CreateSelect(b_.CreateFCmpUNO(v, v), b_.CreateBitCast(canonical, dst), r);
     }
     if (isLowPrecision(from) && to == Type::F32)
       return widenToF32(v, from);
@@ -960,6 +956,14 @@ private:
       return callHelper(std::string(from == Type::F32 ? "keel_f32_to_" : "keel_f64_to_") + formatName(to), dst, {v});
     // Low precision to low precision: widen exactly, round once.
     return cast(cast(v, from, Type::F64), Type::F64, to);
+  }
+
+  /// The canonical NaN of format `f` (f32 or f64) with the sign `negative`
+  /// (an i1) says, as an integer of its width.
+  llvm::Value *canonicalNaN(fp::Format f, llvm::Value *negative) {
+    unsigned bits = f == fp::Format::F32 ? 32 : 64;
+    return b_.CreateSelect(negative, b_.getIntN(bits, fp::canonicalNaN(f, true)),
+                           b_.getIntN(bits, fp::canonicalNaN(f, false)));
   }
 
   /// A low-precision value widened to f32, exactly, inline (so that loops
@@ -974,11 +978,9 @@ private:
     const fp::FormatInfo &f = fp::info(format);
     llvm::Type *i32 = b_.getInt32Ty();
     auto k = [&](uint64_t c) { return llvm::ConstantInt::get(i32, c); };
-    auto nan = [&](bool negative) { return k(fp::canonicalNaN(fp::Format::F32, negative)); };
     if (from == Type::TF32) { // an f32 carrier already: only NaN changes
       llvm::Value *bits = b_.CreateBitCast(v, i32);
-      llvm::Value *negative = b_.CreateICmpSLT(bits, k(0));
-      llvm::Value *canonical = b_.CreateSelect(negative, nan(true), nan(false));
+      llvm::Value *canonical = canonicalNaN(fp::Format::F32, b_.CreateICmpSLT(bits, k(0)));
       return b_.CreateBitCast(b_.CreateSelect(b_.CreateFCmpUNO(v, v), canonical, bits), b_.getFloatTy());
     }
     const uint64_t exponentMask = (uint64_t{1} << f.exponentBits) - 1, fractionMask = (uint64_t{1} << f.fractionBits) - 1;
@@ -1003,7 +1005,7 @@ private:
                                        : b_.CreateAnd(top, b_.CreateICmpEQ(fraction, k(fractionMask)));
     if (f.hasInfinity)
       out = b_.CreateSelect(top, b_.CreateOr(sign, k(0x7F800000)), out);
-    llvm::Value *canonical = b_.CreateSelect(b_.CreateICmpNE(sign, k(0)), nan(true), nan(false));
+    llvm::Value *canonical = canonicalNaN(fp::Format::F32, b_.CreateICmpNE(sign, k(0)));
     return b_.CreateBitCast(b_.CreateSelect(isNaN, canonical, out), b_.getFloatTy());
   }
 
@@ -1099,10 +1101,13 @@ llvm::orc::SymbolMap helperSymbols(llvm::orc::LLJIT &jit) {
 } // namespace
 
 HostVectors hostVectors() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  if (features.lookup("avx512f"))
-    return {512, 32};
-  return {features.lookup("avx") ? 256u : 128u, 16};
+  static const HostVectors host = [] { // the host does not change: asked once
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    if (features.lookup("avx512f"))
+      return HostVectors{512, 32};
+    return HostVectors{features.lookup("avx") ? 256u : 128u, 16};
+  }();
+  return host;
 }
 
 namespace {

@@ -37,7 +37,6 @@ std::string emitLLVMText(const loop::Module &m, bool optimized = false);
 /// (a Keel bug: verified loop IR must always give valid LLVM IR).
 bool checkLLVM(const loop::Module &m, std::string &problems);
 
-/// Where compilation's time went, in seconds (added to what is there).
 /// The widest vector registers the host's code may use and how many there
 /// are: 512 bits and 32 with AVX-512, 256 and 16 with AVX, else 128 and 16
 /// (what the JIT compiles for, preferring vectors of that width; the CPU
@@ -47,6 +46,7 @@ struct HostVectors {
 };
 HostVectors hostVectors();
 
+/// Where compilation's time went, in seconds (added to what is there).
 struct CompileTimes {
   double emit = 0;        ///< loop IR to LLVM IR, and LLVM's verifier
   double optimize = 0;    ///< LLVM's -O2 pipeline

@@ -214,9 +214,10 @@ size_t freeDimCount(const ir::TensorType &t, const std::vector<int64_t> &batch, 
 /// vectors per row where the result is narrower or the last panel would
 /// pad it by more than a quarter, but at least one (a padded tile still
 /// beats loops that accumulate in memory); none where the result is
-/// narrower than one vector, which would be mostly padding. (Measured on 1024^3 f32: 4x64
-/// 0.99 of the AVX-512 multiply+add peak; 4x32 0.91, 6x64 and 8x32 no
-/// better; on AVX2 wider tiles than 4x16 spilled: docs/performance.md.)
+/// narrower than one vector, which would be mostly padding. (Measured on
+/// 1024^3 f32: 4x64 0.99 of the AVX-512 multiply+add peak; 4x32 0.91, 6x64
+/// and 8x32 no better; on AVX2 wider tiles than 4x16 spilled:
+/// docs/performance.md.)
 std::optional<ContractionPlan> tileFor(ir::DType acc, int64_t n, const Machine &machine) {
   constexpr int64_t kTileRows = 4;
   int64_t lanes = std::max<int64_t>(1, machine.vectorBits / (8 * storageBytes(acc)));
@@ -261,14 +262,14 @@ void chooseContractions(const ir::Function &f, const std::vector<ir::Op> &ops, c
 /// reading each element once, so a transpose that only feeds the rhs
 /// (directly or through a broadcast read through) is read through too,
 /// never written out (nn.Linear's `x @ W^T`).
-void readTiledRhsThrough(const ir::Function &f, const std::vector<ir::Op> &ops, FunctionSchedule &s) {
+void readTiledRhsThrough(const std::vector<ir::Op> &ops, FunctionSchedule &s) {
   std::map<ValueId, std::vector<const ir::Op *>> users = readers(ops);
   std::map<ValueId, const ir::Op *> producer;
   for (const ir::Op &o : ops) {
     for (ValueId r : o.results)
       producer[r] = &o;
     if (o.kind == OpKind::Fusion)
-      readTiledRhsThrough(f, o.region->ops, s);
+      readTiledRhsThrough(o.region->ops, s);
   }
   for (const ir::Op &o : ops) {
     if (o.kind != OpKind::DotGeneral)
@@ -374,7 +375,7 @@ Schedule cpuSchedule(const ir::Module &m, int64_t threadedWork, Machine machine)
     findComputedInUser(f.ops, false, s);
     findResults(f, s);
     chooseContractions(f, f.ops, machine, s);
-    readTiledRhsThrough(f, f.ops, s);
+    readTiledRhsThrough(f.ops, s);
     chooseInterleaved(f, f.ops, s);
     chooseThreads(f, f.ops, threadedWork, s);
     s.freeEarly = true;
