@@ -62,14 +62,18 @@ std::optional<keel::fp::Format> formatOf(Type t) {
 /// are clamped where the library's result no longer changes the f32
 /// outcome (exp: below -150 the f32 result is +0, above 100 infinity).
 ///
-/// gelu and silu keep calling the library, as a call without side effects
-/// that carries vector variants (LLVM's vector function ABI): when the loop
-/// vectorizer vectorizes a loop over them, it calls a variant of 2 to 16
-/// lanes instead, which computes the library's common branch on every lane
-/// in vector registers with the library's own operations (gelu: the erf
-/// series for -2.12 <= x <= 3; silu: x >= -38, through exp) and calls the
-/// library only for the lanes outside it (gelu's continued fraction,
-/// silu's double-double tail, NaN).
+/// gelu, silu, sin and cos keep calling the library, as a call without
+/// side effects that carries vector variants (LLVM's vector function ABI):
+/// when the loop vectorizer vectorizes a loop over them, it calls a variant
+/// of 2 to 16 lanes instead, which computes the common case on every lane
+/// in vector registers and calls the library only for the lanes outside it.
+/// gelu and silu compute the library's common branch with the library's own
+/// operations (gelu: the erf series for -2.12 <= x <= 3; silu: x >= -38,
+/// through exp); the rest go to the library (gelu's continued fraction,
+/// silu's double-double tail, NaN). sin and cos are correctly rounded in
+/// the library, so their variants compute a double within a known bound of
+/// the true value (for 0 < |x| < 2^20) and keep it where that bound shows
+/// how it rounds, the library deciding the rest (a lane in about 2^20).
 /// MathKernelTest compares every kernel and variant with the library on
 /// every f32 input.
 class F32Kernels {
@@ -79,7 +83,9 @@ public:
   /// Whether NAME on f32 is emitted inline (get) or as a call with vector
   /// variants (call).
   static bool isInline(const std::string &name) { return name == "exp" || name == "tanh" || name == "sigmoid"; }
-  static bool hasVariants(const std::string &name) { return name == "gelu" || name == "silu"; }
+  static bool hasVariants(const std::string &name) {
+    return name == "gelu" || name == "silu" || name == "sin" || name == "cos";
+  }
 
   llvm::Function *get(const std::string &name) {
     if (llvm::Function *f = m_.getFunction("keel.kernel." + name + ".f32"))
@@ -150,7 +156,10 @@ private:
     llvm::Value *input = f->getArg(0);
     llvm::Value *x = b_.CreateFPExt(input, llvm::FixedVectorType::get(b_.getDoubleTy(), lanes));
     llvm::Value *covered = nullptr;
-    llvm::Value *r = b_.CreateFPTrunc(name == "gelu" ? geluSeries(x, covered) : siluCommon(x, covered), floats);
+    llvm::Value *r = b_.CreateFPTrunc(name == "gelu"   ? geluSeries(x, covered)
+                                      : name == "silu" ? siluCommon(x, covered)
+                                                       : trig(x, name == "sin", covered),
+                                      floats);
     // Any lane not covered: those through the library, in lane order.
     llvm::Value *uncovered = b_.CreateNot(covered);
     llvm::Value *mask = b_.CreateBitCast(uncovered, b_.getIntNTy(lanes));
@@ -210,6 +219,83 @@ private:
     llvm::Value *e = expInRange(clamp(b_.CreateFNeg(a), -150.0, 0.0));
     llvm::Value *denominator = add(c(1.0), e);
     return select(nonNegative, div(x, denominator), div(mul(x, e), denominator));
+  }
+
+  /// sin (sine) or cos of f32 lanes in double, within about 2^-50 of the
+  /// true value (relative), for 0 < |x| < 2^20; covered where that value
+  /// rounds to the correctly rounded f32 whatever its error (below 2^-46).
+  /// |x| = k pi/2 + r by Cody and Waite's reduction: pi/2 = C1 + C2 + C3
+  /// with C1 and C2 of 32 significant bits, so for k < 2^20 the products
+  /// k C1 and k C2 are exact, and so is |x| - k C1 (a multiple of 2^-31
+  /// below 1); r is then within 2^-53 relative, and 2^-98 absolute, of
+  /// |x| - k pi/2, whose smallest magnitude over these f32 inputs is far
+  /// above 2^-40. The kernels are the library's Taylor polynomials
+  /// (sinPoly, cosPoly in src/numerics/Trig.cpp), accurate on |r| <= pi/4
+  /// and a little beyond. MathKernelTest checks every f32 input.
+  llvm::Value *trig(llvm::Value *x, bool sine, llvm::Value *&covered) {
+    llvm::Value *a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    llvm::Value *kd =
+        select(b_.CreateFCmpOGT(a, c(0x1.921fb54442d18p-1)), nearest(mul(a, c(0x1.45f306dc9c883p-1))), c(0.0));
+    llvm::Value *r = sub(sub(sub(a, mul(kd, c(0x1.921fb544p0))), mul(kd, c(0x1.0b4611a6p-34))),
+                         mul(kd, c(0x1.3198a2e037073p-69)));
+    // The quadrant q = k mod 4, plus one for cos (cos x = sin(x + pi/2)).
+    llvm::Value *q = b_.CreateAdd(b_.CreateFPToSI(kd, int64s()), llvm::ConstantInt::get(int64s(), sine ? 0 : 1));
+    llvm::Value *one = llvm::ConstantInt::get(int64s(), 1), *two = llvm::ConstantInt::get(int64s(), 2);
+    llvm::Value *zero = llvm::ConstantInt::get(int64s(), 0);
+    llvm::Value *v = select(b_.CreateICmpNE(b_.CreateAnd(q, one), zero), cosPoly(r), sinPoly(r));
+    llvm::Value *flip = b_.CreateICmpNE(b_.CreateAnd(q, two), zero);
+    if (sine)
+      flip = b_.CreateXor(flip, b_.CreateFCmpOLT(x, c(0.0)));
+    v = select(flip, b_.CreateFNeg(v), v);
+    covered = b_.CreateAnd(b_.CreateFCmpOLT(a, c(0x1p20)), roundsSurely(v, 0x1p-46));
+    return v;
+  }
+
+  /// sinPoly and cosPoly of src/numerics/Trig.cpp: r + r z P(z) with P's
+  /// terms (-1)^(i+1) / (2i+3)! for i <= 8, and 1 - z/2 + z^2 Q(z) with
+  /// Q's (-1)^i / (2i+4)! (z = r^2; n! is exact in double for n <= 20).
+  static double inverseFactorial(int n) {
+    double f = 1;
+    for (int i = 2; i <= n; ++i)
+      f *= i;
+    return 1.0 / f;
+  }
+  llvm::Value *taylor(llvm::Value *z, int first, double sign) {
+    auto term = [&](int i) { return c((i % 2 ? -sign : sign) * inverseFactorial(first + 2 * i)); };
+    llvm::Value *p = term(8);
+    for (int i = 7; i >= 0; --i)
+      p = add(term(i), mul(z, p));
+    return p;
+  }
+  llvm::Value *sinPoly(llvm::Value *r) {
+    llvm::Value *z = mul(r, r);
+    return add(r, mul(mul(r, z), taylor(z, 3, -1.0)));
+  }
+  llvm::Value *cosPoly(llvm::Value *r) {
+    llvm::Value *z = mul(r, r);
+    return add(sub(c(1.0), mul(z, c(0.5))), mul(mul(z, z), taylor(z, 4, 1.0)));
+  }
+
+  /// Whether v, within `bound` of a true value (relative), rounds to the
+  /// same f32 as that value: v's nearest f32 is a nonzero finite float and v
+  /// lies farther than the bound from the midpoints on either side of it.
+  llvm::Value *roundsSurely(llvm::Value *v, double bound) {
+    llvm::Type *floats = ofLanes(b_.getFloatTy()), *int32s = ofLanes(b_.getInt32Ty());
+    llvm::Value *a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v);
+    llvm::Value *f = b_.CreateFPTrunc(a, floats);
+    llvm::Value *bits = b_.CreateBitCast(f, int32s);
+    auto neighbour = [&](int step) {
+      llvm::Value *n = b_.CreateAdd(bits, llvm::ConstantInt::get(int32s, static_cast<uint64_t>(step), true));
+      return b_.CreateFPExt(b_.CreateBitCast(n, floats), doubles());
+    };
+    llvm::Value *fd = b_.CreateFPExt(f, doubles());
+    llvm::Value *up = sub(neighbour(1), fd), *down = sub(fd, neighbour(-1));
+    llvm::Value *diff = sub(a, fd), *margin = mul(a, c(bound));
+    llvm::Value *clear = select(b_.CreateFCmpOGE(diff, c(0.0)), b_.CreateFCmpOLT(add(diff, margin), mul(up, c(0.5))),
+                                b_.CreateFCmpOLT(sub(margin, diff), mul(down, c(0.5))));
+    llvm::Value *finite = b_.CreateAnd(b_.CreateICmpNE(bits, llvm::ConstantInt::get(int32s, 0)),
+                                       b_.CreateICmpULT(bits, llvm::ConstantInt::get(int32s, 0x7F800000)));
+    return b_.CreateAnd(finite, clear);
   }
 
   /// The double type of the kernel being emitted: scalar, or `lanes_` lanes.
@@ -769,9 +855,9 @@ private:
 
   /// keel/numerics/Math.h's function NAME on f32 or f64. sqrt is the IEEE
   /// square root (exact rounding) and rsqrt 1 / sqrt in f64; on f32, exp,
-  /// tanh and sigmoid are emitted inline and gelu and silu call the library
-  /// with vector variants (F32Kernels above), so loops over them
-  /// vectorize; the rest call the library.
+  /// tanh and sigmoid are emitted inline and gelu, silu, sin and cos call
+  /// the library with vector variants (F32Kernels above), so loops over
+  /// them vectorize; the rest call the library.
   llvm::Value *math(const char *name, llvm::Value *v, Type t) {
     std::string n = name;
     if (n == "sqrt")

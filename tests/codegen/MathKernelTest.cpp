@@ -1,8 +1,8 @@
 //===- MathKernelTest.cpp - Inline f32 kernels equal the library ---------===//
 //
 // Code generation emits exp, tanh, sigmoid and rsqrt on f32 inline, as
-// vectorizable LLVM IR, and gives gelu and silu vector variants that the
-// loop vectorizer calls (src/codegen/Codegen.cpp, F32Kernels), instead of
+// vectorizable LLVM IR, and gives gelu, silu, sin and cos vector variants
+// that the loop vectorizer calls (src/codegen/Codegen.cpp, F32Kernels), instead of
 // calling keel/numerics/Math.h element by element. They must give the
 // library's bits exactly: a loop applying each to a buffer is compiled and
 // compared with the library function, on special values and random inputs
@@ -41,7 +41,10 @@ const Kernel kKernels[] = {
     {"rsqrt", UnaryOp::Rsqrt, keel_rsqrt_f32},
     {"gelu", UnaryOp::Gelu, keel_gelu_f32},
     {"silu", UnaryOp::Silu, keel_silu_f32},
+    {"sin", UnaryOp::Sin, keel_sin_f32},
+    {"cos", UnaryOp::Cos, keel_cos_f32},
 };
+bool hasVariants(const std::string &name) { return name == "gelu" || name == "silu" || name == "sin" || name == "cos"; }
 
 /// Sets LLVM's -force-vector-width (0: the loop vectorizer's own choice)
 /// for the compilations that follow in this process.
@@ -122,7 +125,10 @@ std::vector<float> specialAndRandomInputs() {
     in.push_back(std::bit_cast<float>(bits));
   // The library's branch points and clamps, and around them.
   for (double edge : {0x1p-28, 0.17325, 0.3465, 1.0, 22.0, 11.0, -150.0, 100.0, 88.72, -103.97, -87.3, 37.0, 38.0,
-                      2.12, 3.0, 40.0, 800.0})
+                      2.12, 3.0, 40.0, 800.0,
+                      // sin and cos: the reduction's start, multiples of pi/2, the variants' bound
+                      0.7853981633974483, 1.5707963267948966, 3.141592653589793, 4.71238898038469,
+                      6.283185307179586, 0x1p19, 0x1p20, 823549.6})
     for (double v : {edge, -edge})
       for (int step = -4; step <= 4; ++step) {
         uint32_t b = std::bit_cast<uint32_t>(static_cast<float>(v)) + static_cast<uint32_t>(step);
@@ -144,8 +150,8 @@ TEST_P(MathKernelTest, SpecialAndRandomInputs) {
   EXPECT_EQ(compare(apply_, GetParam(), specialAndRandomInputs()), 0);
 }
 
-/// Each vector width the loop vectorizer may choose, so that each of gelu's
-/// and silu's variants (2, 4, 8 and 16 lanes) runs whatever the host.
+/// Each vector width the loop vectorizer may choose, so that each variant
+/// (2, 4, 8 and 16 lanes) runs whatever the host.
 TEST_P(MathKernelTest, EveryVectorWidth) {
   std::vector<float> in = specialAndRandomInputs();
   in.resize(in.size() / 4);
@@ -153,7 +159,7 @@ TEST_P(MathKernelTest, EveryVectorWidth) {
   for (unsigned lanes : {2u, 4u, 8u, 16u}) {
     compile(lanes);
     EXPECT_EQ(compare(apply_, GetParam(), in), 0) << lanes << " lanes";
-    if (name != "gelu" && name != "silu")
+    if (!hasVariants(name))
       continue;
     // The loop calls the variant of that width (so it is the one compared).
     std::string variant = "@keel_kernel_" + name + "_f32_v" + std::to_string(lanes) + "(";
