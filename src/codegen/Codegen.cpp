@@ -7,8 +7,11 @@
 #include "keel/runtime/Print.h"
 #include "keel/runtime/Threads.h"
 
+#include <llvm/Analysis/LoopAccessAnalysis.h>
 #include <llvm/ExecutionEngine/Orc/AbsoluteSymbols.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
@@ -25,6 +28,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <set>
 
 namespace keel::codegen {
@@ -54,6 +58,31 @@ std::optional<keel::fp::Format> formatOf(Type t) {
   return std::nullopt;
 }
 
+/// G(s) = exp(s^2 / 2) erfc(s / sqrt 2) on [from, next piece's from): the
+/// polynomial sum coefficients[k] (s - center)^k, printed by
+/// scripts/gelu_tail_fit.py (Chebyshev interpolants at 200 bits).
+struct GeluTailPiece {
+  double from, center;
+  double coefficients[17];
+};
+constexpr GeluTailPiece kGeluTail[] = {
+    {2.12, 0x1.67ae147ae147bp+1,
+     {0x1.06f519c6c5073p-2, -0x1.387e63b50e295p-4, 0x1.5b71db4bfc7a1p-6, -0x1.6cdf99df8bf2ep-8, 0x1.6c7c1148943eap-10,
+      -0x1.5c3bc9a30867ap-12, 0x1.3f99fdbe1c685p-14, -0x1.1ac60dfb1ebbap-16, 0x1.e3cfe96aa7bf3p-19,
+      -0x1.91308f8df365cp-21, 0x1.43297b7d0f1e2p-23, -0x1.faaf7dbf82d02p-26, 0x1.83313ce3ba953p-28,
+      -0x1.20560aac12364p-30, 0x1.a48b29dd44cdcp-33, -0x1.3f5f239aaa9a8p-35, 0x1.bd703ec8a1036p-38}},
+    {3.5, 0x1.1000000000000p+2,
+     {0x1.6e0409710781ap-3, -0x1.3a009352b6b4dp-5, 0x1.031b67492b0c1p-7, -0x1.9ccf90dfb5017p-10, 0x1.3e69129297202p-12,
+      -0x1.dccc54194bca1p-15, 0x1.5b42ca1b6d072p-17, -0x1.ecf3f3f3bb3d1p-20, 0x1.5584c2160ee5ep-22,
+      -0x1.ce8a4959b4323p-25, 0x1.328a810ff3d64p-27, -0x1.8e1661fdae480p-30, 0x1.faff2ad590e9bp-33,
+      -0x1.3c8418283e6c4p-35, 0x1.84c1acbfa8908p-38, -0x1.ef07cb7b9637ep-41, 0x1.258c0e6a38bb5p-43}},
+    {5.0, 0x1.a000000000000p+2,
+     {0x1.eba5fe5b14b2ap-4, -0x1.21ae9268527c2p-6, 0x1.4ea50718ea862p-9, -0x1.7b5fb857006c7p-12, 0x1.a6741523bc447p-15,
+      -0x1.ce785bafeb458p-18, 0x1.f218716d563e1p-21, -0x1.081491200dcc7p-23, 0x1.13dc1dc0744a3p-26,
+      -0x1.1c0be0caa565dp-29, 0x1.2073eddd83298p-32, -0x1.211dc4fe6d494p-35, 0x1.1dfbd1fc9dc03p-38,
+      -0x1.1503e827f44f5p-41, 0x1.0b78761aa3b3fp-44, -0x1.259eddc0daea5p-47, 0x1.1422c8c2b123fp-50}},
+};
+
 /// exp, tanh and sigmoid on f32, as inlinable LLVM IR without branches:
 /// the same IEEE f64 operations, in the same order, as keel_exp_f32,
 /// keel_tanh_f32 and keel_sigmoid_f32 (src/numerics/Math.cpp) perform on
@@ -69,11 +98,13 @@ std::optional<keel::fp::Format> formatOf(Type t) {
 /// in vector registers and calls the library only for the lanes outside it.
 /// gelu and silu compute the library's common branch with the library's own
 /// operations (gelu: the erf series for -2.12 <= x <= 3; silu: x >= -38,
-/// through exp); the rest go to the library (gelu's continued fraction,
-/// silu's double-double tail, NaN). sin and cos are correctly rounded in
-/// the library, so their variants compute a double within a known bound of
-/// the true value (for 0 < |x| < 2^20) and keep it where that bound shows
-/// how it rounds, the library deciding the rest (a lane in about 2^20).
+/// through exp); silu's double-double tail and NaN go to the library.
+/// Elsewhere a variant computes a double within a known bound of the true
+/// value and keeps it where that bound shows how it rounds, which is how
+/// the library's value rounds too (roundsSurely), the library deciding the
+/// rest: gelu's tails 2.12 < |x| <= 8 (where the library runs a continued
+/// fraction of 100 divisions) and sin and cos for 0 < |x| < 2^20 (the
+/// library's are correctly rounded).
 /// MathKernelTest compares every kernel and variant with the library on
 /// every f32 input.
 class F32Kernels {
@@ -83,6 +114,19 @@ public:
   /// Whether NAME on f32 is emitted inline (get) or as a call with vector
   /// variants (call).
   static bool isInline(const std::string &name) { return name == "exp" || name == "tanh" || name == "sigmoid"; }
+  /// The lanes of the widest variant worth calling on this host: a
+  /// quarter of the vector registers' worth of doubles (AVX-512: 8 of 32
+  /// registers, 64 lanes; AVX2: 4 of 16, 16 lanes), which leaves the
+  /// polynomials' other operands room in registers.
+  static unsigned wideLanes() {
+    HostVectors host = hostVectors();
+    unsigned lanes = host.registers / 4 * (host.bits / 64);
+    unsigned widest = 2;
+    for (unsigned v : kVariantLanes)
+      if (v <= lanes)
+        widest = v;
+    return widest;
+  }
   static bool hasVariants(const std::string &name) {
     return name == "gelu" || name == "silu" || name == "sin" || name == "cos";
   }
@@ -101,34 +145,28 @@ public:
     return f;
   }
 
-  /// The library's keel_NAME_f32 for a function with variants: declared
-  /// without side effects (it reads and writes no memory of the caller's),
-  /// each of its vector variants defined and kept (llvm.compiler.used) for
-  /// the loop vectorizer. `attributes` is what each call must carry.
+  /// The library's keel_NAME_f32 for a function with variants
+  /// (libraryFunction), with its vector variants declared for the loop
+  /// vectorizer (defined by defineVariants, once it is known which are
+  /// called). `attributes` is what each call must carry.
   llvm::Function *call(const std::string &name, llvm::AttributeList &attributes) {
     std::string library = "keel_" + name + "_f32";
-    llvm::Function *f = m_.getFunction(library);
-    if (!f) {
-      f = llvm::Function::Create(llvm::FunctionType::get(b_.getFloatTy(), {b_.getFloatTy()}, false),
-                                 llvm::Function::ExternalLinkage, library, m_);
-      f->setDoesNotAccessMemory();
-      f->setDoesNotThrow();
-      f->setWillReturn();
-    }
+    llvm::Function *f = libraryFunction(name);
     std::string mappings;
-    std::vector<llvm::GlobalValue *> used;
     for (unsigned lanes : kVariantLanes) {
-      std::string vector = "keel_kernel_" + name + "_f32_v" + std::to_string(lanes);
-      llvm::Function *v = m_.getFunction(vector);
-      if (!v) {
-        v = variant(name, lanes, f, vector);
-        used.push_back(v);
+      std::string vector = std::string(kVariantPrefix) + name + "_f32_v" + std::to_string(lanes);
+      if (!m_.getFunction(vector)) {
+        auto *floats = llvm::FixedVectorType::get(b_.getFloatTy(), lanes);
+        llvm::Function *v = llvm::Function::Create(llvm::FunctionType::get(floats, {floats}, false),
+                                                   llvm::Function::ExternalLinkage, vector, m_);
+        v->setDoesNotAccessMemory();
+        v->setDoesNotThrow();
+        v->setWillReturn();
+        llvm::appendToCompilerUsed(m_, {v}); // kept through -O2 for the vectorizer
       }
       mappings += (mappings.empty() ? "" : ",") + std::string("_ZGV_LLVM_N") + std::to_string(lanes) + "v_" + library +
                   "(" + vector + ")";
     }
-    if (!used.empty())
-      llvm::appendToCompilerUsed(m_, used);
     llvm::AttrBuilder call(ctx_);
     call.addMemoryAttr(llvm::MemoryEffects::none());
     call.addAttribute(llvm::Attribute::NoUnwind);
@@ -138,60 +176,157 @@ public:
     return f;
   }
 
-private:
-  static constexpr unsigned kVariantLanes[] = {2, 4, 8, 16};
+  /// Defines the module's declared vector variants: those called only
+  /// (`calledOnly`: after the optimizer, which has vectorized what it will;
+  /// the others go, so the code generator never compiles them: a module
+  /// calling gelu compiled in 134 ms with all six defined, 43 with the one
+  /// called), or all of them (a module printed unoptimized, complete).
+  static void defineVariants(llvm::Module &m, bool calledOnly) {
+    F32Kernels kernels(m.getContext(), m);
+    auto isVariant = [](const llvm::Constant *c) { return c->getName().starts_with(kVariantPrefix); };
+    llvm::removeFromUsedLists(m, isVariant);
+    for (llvm::Function &f : llvm::make_early_inc_range(m)) {
+      f.removeDeadConstantUsers(); // the used list's
+      llvm::StringRef symbol = f.getName();
+      if (!f.isDeclaration() || !symbol.consume_front(kVariantPrefix))
+        continue;
+      if (calledOnly && f.use_empty()) {
+        f.eraseFromParent();
+        continue;
+      }
+      auto [name, lanes] = symbol.rsplit("_f32_v");
+      kernels.variant(name.str(), static_cast<unsigned>(std::stoul(lanes.str())), f);
+    }
+  }
 
-  /// <lanes x float> NAME(<lanes x float> x): the common branch on every
-  /// lane; the lanes it does not cover go to the library one by one.
-  llvm::Function *variant(const std::string &name, unsigned lanes, llvm::Function *library, const std::string &symbol) {
-    auto *floats = llvm::FixedVectorType::get(b_.getFloatTy(), lanes);
-    auto *f = llvm::Function::Create(llvm::FunctionType::get(floats, {floats}, false), llvm::Function::InternalLinkage,
-                                     symbol, m_);
+private:
+  static constexpr unsigned kVariantLanes[] = {2, 4, 8, 16, 32, 64};
+
+  /// keel_NAME_f32, declared without side effects (it reads and writes no
+  /// memory of the caller's).
+  llvm::Function *libraryFunction(const std::string &name) {
+    std::string library = "keel_" + name + "_f32";
+    if (llvm::Function *f = m_.getFunction(library))
+      return f;
+    llvm::Function *f = llvm::Function::Create(llvm::FunctionType::get(b_.getFloatTy(), {b_.getFloatTy()}, false),
+                                               llvm::Function::ExternalLinkage, library, m_);
     f->setDoesNotAccessMemory();
     f->setDoesNotThrow();
     f->setWillReturn();
+    return f;
+  }
+  static constexpr const char *kVariantPrefix = "keel_kernel_";
+
+  /// <lanes x float> NAME(<lanes x float> x), declared by call(): the
+  /// common branch on every lane (and gelu's tails where a lane needs
+  /// them); the lanes they do not cover go to the library one by one.
+  void variant(const std::string &name, unsigned lanes, llvm::Function &declared) {
+    llvm::Function *f = &declared, *library = libraryFunction(name); // (-O2 may have dropped it)
+    f->setLinkage(llvm::Function::InternalLinkage);
+    auto *floats = llvm::cast<llvm::FixedVectorType>(f->getReturnType());
     lanes_ = lanes;
-    llvm::BasicBlock *entry = llvm::BasicBlock::Create(ctx_, "entry", f);
-    b_.SetInsertPoint(entry);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f));
     llvm::Value *input = f->getArg(0);
     llvm::Value *x = b_.CreateFPExt(input, llvm::FixedVectorType::get(b_.getDoubleTy(), lanes));
     llvm::Value *covered = nullptr;
-    llvm::Value *r = b_.CreateFPTrunc(name == "gelu"   ? geluSeries(x, covered)
-                                      : name == "silu" ? siluCommon(x, covered)
-                                                       : trig(x, name == "sin", covered),
-                                      floats);
-    // Any lane not covered: those through the library, in lane order.
-    llvm::Value *uncovered = b_.CreateNot(covered);
-    llvm::Value *mask = b_.CreateBitCast(uncovered, b_.getIntNTy(lanes));
+    llvm::Value *wide = name == "gelu"   ? geluSeries(x, covered)
+                        : name == "silu" ? siluCommon(x, covered)
+                                         : trig(x, name == "sin", covered);
+    if (name == "gelu")
+      addGeluTails(*f, x, wide, covered);
+    llvm::Value *r = b_.CreateFPTrunc(wide, floats);
+    // Any lane not covered: those through the library, in lane order, by a
+    // loop over the lanes in memory (a block per lane made the 64-lane
+    // variant slow to compile).
+    llvm::BasicBlock *fast = b_.GetInsertBlock();
     llvm::BasicBlock *slow = llvm::BasicBlock::Create(ctx_, "slow", f);
+    llvm::BasicBlock *lane = llvm::BasicBlock::Create(ctx_, "lane", f);
+    llvm::BasicBlock *call = llvm::BasicBlock::Create(ctx_, "call", f);
+    llvm::BasicBlock *next = llvm::BasicBlock::Create(ctx_, "next", f);
+    llvm::BasicBlock *patched = llvm::BasicBlock::Create(ctx_, "patched", f);
     llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "done", f);
-    b_.CreateCondBr(b_.CreateICmpNE(mask, b_.getIntN(lanes, 0)), slow, done);
+    b_.CreateCondBr(anyFalse(covered), slow, done);
     b_.SetInsertPoint(slow);
-    llvm::Value *patched = r;
-    for (unsigned i = 0; i < lanes; ++i) {
-      llvm::BasicBlock *lane = llvm::BasicBlock::Create(ctx_, "lane", f);
-      llvm::BasicBlock *next = llvm::BasicBlock::Create(ctx_, "next", f);
-      llvm::BasicBlock *from = b_.GetInsertBlock();
-      b_.CreateCondBr(b_.CreateExtractElement(uncovered, i), lane, next);
-      b_.SetInsertPoint(lane);
-      llvm::Value *one = b_.CreateCall(library, {b_.CreateExtractElement(input, i)});
-      llvm::Value *withLane = b_.CreateInsertElement(patched, one, i);
-      b_.CreateBr(next);
-      b_.SetInsertPoint(next);
-      llvm::PHINode *phi = b_.CreatePHI(floats, 2);
-      phi->addIncoming(patched, from);
-      phi->addIncoming(withLane, lane);
-      patched = phi;
-    }
-    llvm::BasicBlock *slowEnd = b_.GetInsertBlock();
+    llvm::IRBuilder<> atEntry(&f->getEntryBlock(), f->getEntryBlock().begin());
+    llvm::Value *ins = atEntry.CreateAlloca(floats), *outs = atEntry.CreateAlloca(floats);
+    b_.CreateStore(input, ins);
+    b_.CreateStore(r, outs);
+    llvm::Value *uncovered =
+        b_.CreateZExt(b_.CreateBitCast(b_.CreateNot(covered), b_.getIntNTy(lanes)), b_.getInt64Ty());
+    b_.CreateBr(lane);
+    b_.SetInsertPoint(lane);
+    llvm::PHINode *i = b_.CreatePHI(b_.getInt64Ty(), 2);
+    i->addIncoming(b_.getInt64(0), slow);
+    b_.CreateCondBr(b_.CreateTrunc(b_.CreateLShr(uncovered, i), b_.getInt1Ty()), call, next);
+    b_.SetInsertPoint(call);
+    llvm::Value *in = b_.CreateLoad(b_.getFloatTy(), b_.CreateInBoundsGEP(b_.getFloatTy(), ins, i));
+    b_.CreateStore(b_.CreateCall(library, {in}), b_.CreateInBoundsGEP(b_.getFloatTy(), outs, i));
+    b_.CreateBr(next);
+    b_.SetInsertPoint(next);
+    llvm::Value *following = b_.CreateAdd(i, b_.getInt64(1));
+    i->addIncoming(following, next);
+    b_.CreateCondBr(b_.CreateICmpULT(following, b_.getInt64(lanes)), lane, patched);
+    b_.SetInsertPoint(patched);
+    llvm::Value *withLibrary = b_.CreateLoad(floats, outs);
     b_.CreateBr(done);
     b_.SetInsertPoint(done);
     llvm::PHINode *out = b_.CreatePHI(floats, 2);
-    out->addIncoming(r, entry);
-    out->addIncoming(patched, slowEnd);
+    out->addIncoming(r, fast);
+    out->addIncoming(withLibrary, patched);
     b_.CreateRet(out);
     lanes_ = 1;
-    return f;
+  }
+
+  /// Whether any lane of an i1 vector is false.
+  llvm::Value *anyFalse(llvm::Value *mask) {
+    unsigned lanes = llvm::cast<llvm::FixedVectorType>(mask->getType())->getNumElements();
+    return b_.CreateICmpNE(b_.CreateBitCast(b_.CreateNot(mask), b_.getIntNTy(lanes)), b_.getIntN(lanes, 0));
+  }
+
+  /// gelu's tails (geluTail) into `wide` and `covered`, the series' value
+  /// and lanes, for each group of 16 lanes in which any lane is not covered
+  /// yet (about 2% of normally distributed lanes are not).
+  void addGeluTails(llvm::Function &f, llvm::Value *x, llvm::Value *&wide, llvm::Value *&covered) {
+    unsigned lanes = lanes_, group = std::min(lanes, 16u);
+    for (unsigned first = 0; first < lanes; first += group) {
+      auto part = [&](llvm::Value *v) { // lanes [first, first + group)
+        if (group == lanes)
+          return v;
+        std::vector<int> indices(group);
+        std::iota(indices.begin(), indices.end(), static_cast<int>(first));
+        return b_.CreateShuffleVector(v, indices);
+      };
+      auto putBack = [&](llvm::Value *whole, llvm::Value *piece) {
+        if (group == lanes)
+          return piece;
+        std::vector<int> widened(lanes, -1), indices(lanes);
+        std::iota(widened.begin(), widened.begin() + group, 0);
+        for (unsigned i = 0; i < lanes; ++i)
+          indices[i] = static_cast<int>(i >= first && i < first + group ? lanes + i - first : i);
+        return b_.CreateShuffleVector(whole, b_.CreateShuffleVector(piece, widened), indices);
+      };
+      llvm::Value *groupCovered = part(covered);
+      llvm::BasicBlock *from = b_.GetInsertBlock();
+      llvm::BasicBlock *tails = llvm::BasicBlock::Create(ctx_, "tails", &f);
+      llvm::BasicBlock *merged = llvm::BasicBlock::Create(ctx_, "merged", &f);
+      b_.CreateCondBr(anyFalse(groupCovered), tails, merged);
+      b_.SetInsertPoint(tails);
+      lanes_ = group;
+      llvm::Value *tailCovered = nullptr;
+      llvm::Value *tail = geluTail(part(x), tailCovered);
+      lanes_ = lanes;
+      llvm::Value *withTails = putBack(wide, select(groupCovered, part(wide), tail));
+      llvm::Value *coveredWithTails = putBack(covered, b_.CreateOr(groupCovered, tailCovered));
+      b_.CreateBr(merged);
+      b_.SetInsertPoint(merged);
+      llvm::PHINode *value = b_.CreatePHI(wide->getType(), 2), *mask = b_.CreatePHI(covered->getType(), 2);
+      value->addIncoming(wide, from);
+      value->addIncoming(withTails, tails);
+      mask->addIncoming(covered, from);
+      mask->addIncoming(coveredWithTails, tails);
+      wide = value;
+      covered = mask;
+    }
   }
 
   /// geluF32's series branch (src/numerics/Math.cpp): for -2.12 <= x <= 3,
@@ -206,6 +341,35 @@ private:
       p = add(c(coefficients[n]), mul(u, p));
     llvm::Value *erf = mul(c(0x1.20dd750429b6dp0), mul(t, p)); // 2 / sqrt(pi)
     return mul(x, add(c(0.5), mul(c(0.5), erf)));
+  }
+
+  /// geluF32's tails (src/numerics/Math.cpp) for 2.12 < |x| <= 8 outside
+  /// the series range, where the library evaluates erfc(|x| / sqrt 2) by a
+  /// continued fraction of 100 divisions: here exp(-x^2 / 2) G(|x|), with
+  /// G(s) = exp(s^2 / 2) erfc(s / sqrt 2) one polynomial of degree 16 per
+  /// interval (kGeluTail, from scripts/gelu_tail_fit.py: within 2^-52.6 of
+  /// G in double). Both values lie within 2^-49 of the true gelu(x)
+  /// (relative), so a lane is covered where this one is sure to round as
+  /// the true value does (roundsSurely, 2^-46), and therefore as the
+  /// library's does.
+  llvm::Value *geluTail(llvm::Value *x, llvm::Value *&covered) {
+    llvm::Value *inTail = b_.CreateAnd(b_.CreateOr(b_.CreateFCmpOLT(x, c(-2.12)), b_.CreateFCmpOGT(x, c(3.0))),
+                                       b_.CreateFCmpOLE(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(8.0)));
+    // Other lanes (NaN too) compute at s = 3, so no lane is poison.
+    llvm::Value *s = select(inTail, b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(3.0));
+    llvm::Value *above = b_.CreateFCmpOGE(s, c(kGeluTail[1].from)), *far = b_.CreateFCmpOGE(s, c(kGeluTail[2].from));
+    auto pick = [&](auto field) {
+      return select(far, c(field(kGeluTail[2])), select(above, c(field(kGeluTail[1])), c(field(kGeluTail[0]))));
+    };
+    llvm::Value *y = sub(s, pick([](const GeluTailPiece &p) { return p.center; }));
+    llvm::Value *g = pick([](const GeluTailPiece &p) { return p.coefficients[16]; });
+    for (int k = 15; k >= 0; --k)
+      g = add(pick([k](const GeluTailPiece &p) { return p.coefficients[k]; }), mul(y, g));
+    llvm::Value *erfc = mul(expInRange(mul(b_.CreateFNeg(mul(s, s)), c(0.5))), g);
+    llvm::Value *half = mul(c(0.5), erfc); // x < 0: x Phi(x); x > 0: x - x Phi(-x)
+    llvm::Value *v = select(b_.CreateFCmpOLT(x, c(0.0)), mul(x, half), sub(x, mul(x, half)));
+    covered = b_.CreateAnd(inTail, roundsSurely(v, 0x1p-46));
+    return v;
   }
 
   /// siluF64 for -38 <= x (src/numerics/Math.cpp): x / (1 + exp(-x)) for
@@ -233,7 +397,10 @@ private:
   /// (sinPoly, cosPoly in src/numerics/Trig.cpp), accurate on |r| <= pi/4
   /// and a little beyond. MathKernelTest checks every f32 input.
   llvm::Value *trig(llvm::Value *x, bool sine, llvm::Value *&covered) {
-    llvm::Value *a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    // Lanes outside the range (NaN too) reduce 0 instead, so that k always
+    // converts to an integer (a poison lane would poison `covered`).
+    llvm::Value *inRange = b_.CreateFCmpOLT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(0x1p20));
+    llvm::Value *a = select(inRange, b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(0.0));
     llvm::Value *kd =
         select(b_.CreateFCmpOGT(a, c(0x1.921fb54442d18p-1)), nearest(mul(a, c(0x1.45f306dc9c883p-1))), c(0.0));
     llvm::Value *r = sub(sub(sub(a, mul(kd, c(0x1.921fb544p0))), mul(kd, c(0x1.0b4611a6p-34))),
@@ -247,7 +414,7 @@ private:
     if (sine)
       flip = b_.CreateXor(flip, b_.CreateFCmpOLT(x, c(0.0)));
     v = select(flip, b_.CreateFNeg(v), v);
-    covered = b_.CreateAnd(b_.CreateFCmpOLT(a, c(0x1p20)), roundsSurely(v, 0x1p-46));
+    covered = b_.CreateAnd(inRange, roundsSurely(v, 0x1p-46));
     return v;
   }
 
@@ -635,15 +802,50 @@ private:
     b_.CreateCondBr(loop::isSignedType(t) ? b_.CreateICmpSLT(i, to) : b_.CreateICmpULT(i, to), bodyBlock, exit);
     b_.SetInsertPoint(bodyBlock);
     loops_.push_back({latch, exit});
+    unsigned kernelCallsBefore = kernelCalls_;
     block(body);
+    bool hint = kernelCalls_ > kernelCallsBefore && onlyStores(body);
     loops_.pop_back();
     if (!b_.GetInsertBlock()->getTerminator())
       b_.CreateBr(latch);
     b_.SetInsertPoint(latch);
     llvm::Value *current = b_.CreateLoad(carrier(t), slots_[slot]);
     b_.CreateStore(b_.CreateAdd(current, llvm::ConstantInt::get(carrier(t), 1)), slots_[slot]);
-    b_.CreateBr(head);
+    llvm::BranchInst *back = b_.CreateBr(head);
+    if (hint)
+      vectorizeWide(back);
     b_.SetInsertPoint(exit);
+  }
+
+  /// Whether a loop body only stores (no assignment, no inner loop): each
+  /// iteration independent of the others, nothing carried from one to the
+  /// next that vectorizing could reorder.
+  static bool onlyStores(const std::vector<loop::StmtPtr> &body) {
+    for (const loop::StmtPtr &s : body)
+      if (s->kind != loop::Stmt::Kind::Store)
+        return false;
+    return true;
+  }
+
+  /// Asks the loop vectorizer to vectorize the loop of `latch` at
+  /// F32Kernels::wideLanes() lanes: a loop over F32Kernels' functions
+  /// spends its time in their polynomials, chains of dependent operations
+  /// in f64, which LLVM's own choice (one register of f32 lanes) leaves
+  /// waiting on each other; several registers' worth of lanes at once run
+  /// side by side (on one AVX-512 core: W1's tanh 51.4 to 28.0 ms, gelu's
+  /// series on 4M f32 14.9 to 7.8 ms). Only for loops of independent
+  /// stores (onlyStores):
+  /// the hint also lets LLVM reassociate a floating-point reduction, which
+  /// would change results. LLVM's own -force-vector-width (tests) wins.
+  void vectorizeWide(llvm::BranchInst *latch) {
+    if (llvm::VectorizerParams::VectorizationFactor != 0)
+      return;
+    llvm::Metadata *width[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.width"),
+                               llvm::ConstantAsMetadata::get(b_.getInt32(F32Kernels::wideLanes()))};
+    llvm::Metadata *parts[] = {nullptr, llvm::MDNode::get(ctx_, width)};
+    llvm::MDNode *id = llvm::MDNode::getDistinct(ctx_, parts);
+    id->replaceOperandWith(0, id);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, id);
   }
 
   /// The slots a loop body reads (variables, the buffers it stores to and
@@ -868,13 +1070,16 @@ private:
                                      b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, d));
       return t == Type::F32 ? b_.CreateFPTrunc(r, b_.getFloatTy()) : r;
     }
-    if (t == Type::F32 && F32Kernels::isInline(n))
+    if (t == Type::F32 && F32Kernels::isInline(n)) {
+      ++kernelCalls_;
       return b_.CreateCall(kernels_.get(n), {v});
+    }
     if (t == Type::F32 && F32Kernels::hasVariants(n)) {
       llvm::AttributeList attributes;
       llvm::Function *library = kernels_.call(n, attributes);
       llvm::CallInst *call = b_.CreateCall(library, {v});
       call->setAttributes(attributes);
+      ++kernelCalls_;
       return call;
     }
     return callHelper("keel_" + n + (t == Type::F32 ? "_f32" : "_f64"), carrier(t), {v});
@@ -1104,6 +1309,7 @@ private:
   std::vector<llvm::AllocaInst *> slots_;
   std::vector<llvm::GlobalVariable *> constants_;
   F32Kernels kernels_;
+  unsigned kernelCalls_ = 0; ///< F32Kernels' functions called so far
   std::vector<LoopTargets> loops_;
   std::string problem_;
 
@@ -1119,6 +1325,17 @@ private:
 /// The LLVM module of a verified loop IR module, or null with `error` set
 /// when the code generator met something it cannot translate (Keel's bug).
 std::unique_ptr<llvm::Module> emit(const loop::Module &m, llvm::LLVMContext &ctx, std::string &error) {
+  // LLVM's remarks and warnings (a loop it was asked to vectorize and did
+  // not) are for LLVM's developers, not Keel's users: only errors print.
+  ctx.setDiagnosticHandlerCallBack(
+      [](const llvm::DiagnosticInfo *info, void *) {
+        if (info->getSeverity() == llvm::DS_Error) {
+          llvm::DiagnosticPrinterRawOStream printer(llvm::errs());
+          info->print(printer);
+          llvm::errs() << "\n";
+        }
+      },
+      nullptr);
   auto module = std::make_unique<llvm::Module>("keel", ctx);
   Emitter emitter(ctx, *module, m);
   emitter.run();
@@ -1229,10 +1446,13 @@ bool optimize(llvm::Module &module, std::string &error) {
   // Vectors as wide as the host has: LLVM's x86 tuning prefers 256 bits on
   // AVX-512 CPUs, which halves the rate of the CPU schedule's register
   // tiles there (docs/performance.md).
-  std::string width = std::to_string(hostVectors().bits);
-  for (llvm::Function &f : module)
-    if (!f.isDeclaration())
-      f.addFnAttr("prefer-vector-width", width);
+  auto preferHostWidth = [&] {
+    std::string width = std::to_string(hostVectors().bits);
+    for (llvm::Function &f : module)
+      if (!f.isDeclaration())
+        f.addFnAttr("prefer-vector-width", width);
+  };
+  preferHostWidth();
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -1250,6 +1470,8 @@ bool optimize(llvm::Module &module, std::string &error) {
   passes.registerLoopAnalyses(lam);
   passes.crossRegisterProxies(lam, fam, cgam, mam);
   passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(module, mam);
+  F32Kernels::defineVariants(module, true);
+  preferHostWidth();
   return true;
 }
 } // namespace
@@ -1262,6 +1484,8 @@ std::string emitLLVMText(const loop::Module &m, bool optimized) {
     return "; internal compiler error: " + text + "\n";
   if (optimized && !optimize(*module, text))
     return "; could not optimize: " + text + "\n";
+  if (!optimized)
+    F32Kernels::defineVariants(*module, false);
   llvm::raw_string_ostream os(text);
   module->print(os, nullptr);
   return text;
