@@ -45,6 +45,16 @@ fn hadd(a: Tensor<f16, [N]>, b: Tensor<f16, [N]>) -> Tensor<f16, [N]> { return a
 fn badd(a: Tensor<bf16, [N]>, b: Tensor<bf16, [N]>) -> Tensor<bf16, [N]> { return a * b + a; }
 fn shapes(x: Tensor<i32, [A, B]>) -> Tensor<i32, [B, A]> { return transpose(x, [1, 0]); }
 fn resh(x: Tensor<i32, [A, B]>) -> Tensor<i32, [B, A]> { return reshape(x, [B, A]); }
+fn rg1(x: Tensor<i32, [A, B, C]>) -> Tensor<i32, [B * A, 1, C]> { return reshape(transpose(x, [1, 0, 2]), [B * A, 1, C]); }
+fn rg2(x: Tensor<i32, [A, B, C]>) -> Tensor<i32, [C / 2, 2, B, A]> requires C % 2 == 0 {
+    return reshape(transpose(x, [2, 1, 0]), [C / 2, 2, B, A]);
+}
+fn rg3(x: Tensor<i32, [A, B, C]>) -> Tensor<i32, [C * A, B]> { return reshape(transpose(x, [2, 0, 1]), [C * A, B]); }
+fn rg4(x: Tensor<i32, [A, B]>) -> Tensor<i32, [A, B]> { return reshape(transpose(x, [1, 0]), [A, B]); }
+fn gmm(q: Tensor<f32, [A, G, M, K]>, k: Tensor<f32, [A, 1, K, N]>) -> Tensor<f32, [A, G, M, N]> { return matmul(q, k); }
+fn gmmt(q: Tensor<f32, [A, G, M, K]>, k: Tensor<f32, [A, 1, N, K]>) -> Tensor<f32, [A, G, M, N]> {
+    return matmul(q, transpose(k, [0, 1, 3, 2]));
+}
 fn sl2(x: Tensor<i32, [A, B]>) -> Tensor<i32, [A, 2]> requires B >= 3 { return slice(x, axis: 1, start: 1, stop: 3); }
 fn cat(x: Tensor<i32, [A, B]>, y: Tensor<i32, [A, C]>) -> Tensor<i32, [A, B + C]> { return concat(x, y, axis: 1); }
 fn bc(x: Tensor<i32, [B]>, y: Tensor<i32, [A, B]>) -> Tensor<i32, [A, B]> { return x + y; }
@@ -209,6 +219,10 @@ def cases():
     b1, b2 = rng.standard_normal((2, 3, 4)).astype(F32), rng.standard_normal((2, 4, 5)).astype(F32)
     bfa, bfb = bf16_bits(rng.standard_normal((4, 9))), bf16_bits(rng.standard_normal((9, 3)))
     ints = rng.integers(-1000, 1000, (3, 4)).astype(np.int32)
+    icube = rng.integers(-1000, 1000, (4, 3, 6)).astype(np.int32)
+    gq = rng.standard_normal((2, 2, 12, 70)).astype(F32)
+    gk = rng.standard_normal((2, 1, 70, 80)).astype(F32)
+    gkt = rng.standard_normal((2, 1, 80, 70)).astype(F32)
     ia = np.array([7, -7, 7, -7, -(2**31), -(2**31), 5, 0, 2**31 - 1], dtype=np.int32)
     ib = np.array([2, 2, -2, -2, -1, 0, 0, 3, 2**31 - 1], dtype=np.int32)
     casts = np.array([1.5, -1.5, 2.5, 3e9, -3e9, np.nan, np.inf, -np.inf, 65520.0, 1e-8, 6.1e-5,
@@ -278,6 +292,17 @@ def cases():
         ("badd", {"a": bf16_array(bb1), "b": bf16_array(bb2)}, lambda: bf16_array(bf_mul_add(bb1, bb2))),
         ("shapes", {"x": ints}, lambda: ints.T),
         ("resh", {"x": ints}, lambda: ints.reshape(4, 3)),
+        # Reshapes of values not stored row-major (a transpose read
+        # through): merges, splits and dimensions of size 1 beside
+        # dimensions kept, and one that regroups everything.
+        ("rg1", {"x": icube}, lambda: icube.transpose(1, 0, 2).reshape(12, 1, 6)),
+        ("rg2", {"x": icube}, lambda: icube.transpose(2, 1, 0).reshape(3, 2, 3, 4)),
+        ("rg3", {"x": icube}, lambda: icube.transpose(2, 0, 1).reshape(24, 3)),
+        ("rg4", {"x": ints}, lambda: ints.T.reshape(3, 4)),
+        # Grouped attention's products: the lhs and the (transposed) rhs
+        # reshaped and broadcast, read through by the tiled contraction.
+        ("gmm", {"q": gq, "k": gk}, lambda: mm_ref(gq, gk)),
+        ("gmmt", {"q": gq, "k": gkt}, lambda: mm_ref(gq, gkt.transpose(0, 1, 3, 2))),
         ("sl2", {"x": ints}, lambda: ints[:, 1:3]),
         ("cat", {"x": ints, "y": ints[:, :2] * 3}, lambda: np.concatenate([ints, ints[:, :2] * 3], axis=1)),
         ("bc", {"x": ints[0], "y": ints}, lambda: ints[0][None, :] + ints),

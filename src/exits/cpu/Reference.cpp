@@ -368,16 +368,76 @@ ExprPtr ReferenceLowering::reshapedLoad(const ir::Op &o, const std::vector<Ix> &
   assign(linear, address(rowMajorOut, i));
   if (in.hasDefaultLayout() && buffer_.count(x)) // stored row-major: position p is element p
     return loadFrom(buffer_.at(x), in.dtype, var(linear));
-  // Operand index d = (p / rowstride_d) % size_d.
-  std::vector<Ix> j;
-  TensorType rowMajorIn = TensorType::make(in.dtype, in.shape);
-  std::vector<int64_t> rs = strides(rowMajorIn);
-  for (size_t d = 0; d < in.rank(); ++d) {
-    Slot s = newSlot(Type::I64);
-    assign(s, makeBinary(BinaryOp::Rem, makeBinary(BinaryOp::Div, var(linear), i64(rs[d])), i64(in.shape[d])));
-    j.push_back({static_cast<int64_t>(s), 0});
+  // Operand index d = (p / rowstride_d) % size_d, within each group of
+  // dimensions whose sizes' products agree (reshapeGroups): a dimension
+  // kept as it was takes its index unchanged, a merge or split divides
+  // only the indices of its own group.
+  std::vector<Ix> j(in.rank());
+  for (const ReshapeGroup &g : reshapeGroups(in.shape, type(r).shape)) {
+    if (g.in.size() == 1 && g.out.size() == 1) {
+      j[g.in[0]] = i[g.out[0]];
+      continue;
+    }
+    std::vector<int64_t> inSizes, outSizes;
+    std::vector<Ix> outIndex;
+    for (size_t d : g.in)
+      inSizes.push_back(in.shape[d]);
+    for (size_t d : g.out) {
+      outSizes.push_back(type(r).shape[d]);
+      outIndex.push_back(i[d]);
+    }
+    Slot position = newSlot(Type::I64);
+    assign(position, address(TensorType::make(in.dtype, outSizes), outIndex));
+    std::vector<int64_t> rs = strides(TensorType::make(in.dtype, inSizes));
+    for (size_t k = 0; k < g.in.size(); ++k) {
+      Slot s = newSlot(Type::I64);
+      assign(s, makeBinary(BinaryOp::Rem, makeBinary(BinaryOp::Div, var(position), i64(rs[k])), i64(inSizes[k])));
+      j[g.in[k]] = {static_cast<int64_t>(s), 0};
+    }
   }
   return load(x, j);
+}
+
+std::vector<ReshapeGroup> reshapeGroups(const std::vector<int64_t> &in, const std::vector<int64_t> &out) {
+  auto product = [](const std::vector<int64_t> &shape) {
+    int64_t p = 1;
+    for (int64_t n : shape)
+      p *= n;
+    return p;
+  };
+  // No element, or nothing to group: one group of everything.
+  if (product(in) == 0 || in.empty() || out.empty()) {
+    ReshapeGroup all;
+    for (size_t d = 0; d < in.size(); ++d)
+      all.in.push_back(d);
+    for (size_t d = 0; d < out.size(); ++d)
+      all.out.push_back(d);
+    return {all};
+  }
+  std::vector<ReshapeGroup> groups;
+  size_t a = 0, b = 0;
+  while (a < in.size() || b < out.size()) {
+    ReshapeGroup g;
+    int64_t pa = 1, pb = 1;
+    // Grow the side with the smaller product until both agree with a
+    // dimension on each side; a dimension of size 1 that comes next joins.
+    while (a < in.size() || b < out.size()) {
+      bool inOne = a < in.size() && in[a] == 1, outOne = b < out.size() && out[b] == 1;
+      bool balanced = pa == pb && !g.in.empty() && !g.out.empty();
+      if (balanced && !inOne && !outOne)
+        break;
+      bool takeIn = balanced ? inOne : b >= out.size() || (a < in.size() && (pa < pb || g.in.empty()));
+      if (takeIn) {
+        pa *= in[a];
+        g.in.push_back(a++);
+      } else {
+        pb *= out[b];
+        g.out.push_back(b++);
+      }
+    }
+    groups.push_back(std::move(g));
+  }
+  return groups;
 }
 
 void ReferenceLowering::concatenate(const ir::Op &o) {

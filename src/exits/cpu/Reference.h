@@ -51,6 +51,17 @@ struct Ix {
 /// Element strides of a type's layout.
 std::vector<int64_t> strides(const TensorType &t);
 
+/// A reshape's dimensions in groups, in order: the operand's dimensions
+/// `in` hold the same elements, row-major, as the result's `out` (their
+/// sizes' products agree). Groups are as small as that allows, so a
+/// dimension a reshape keeps is a group of one on each side; dimensions of
+/// size 1 join a neighbouring group; a reshape with no element is one
+/// group.
+struct ReshapeGroup {
+  std::vector<size_t> in, out;
+};
+std::vector<ReshapeGroup> reshapeGroups(const std::vector<int64_t> &in, const std::vector<int64_t> &out);
+
 class ReferenceLowering {
 public:
   ReferenceLowering(const ir::Function &f, loop::Module &out) : f_(f), out_(out) {}

@@ -258,10 +258,14 @@ void chooseContractions(const ir::Function &f, const std::vector<ir::Op> &ops, c
   }
 }
 
-/// readThrough, for a tiled contraction's rhs: its panels are packed
-/// reading each element once, so a transpose that only feeds the rhs
-/// (directly or through a broadcast read through) is read through too,
-/// never written out (nn.Linear's `x @ W^T`).
+/// readThrough, for a tiled contraction's operands. Its rhs panels are
+/// packed reading each element once, so a transpose or reshape that only
+/// feeds the rhs (directly or through a broadcast read through) is read
+/// through too, never written out (nn.Linear's `x @ W^T`; attention's keys
+/// broadcast over a group of heads). Its lhs is read once per panel, so
+/// only a reshape of a stored value is read through there: its elements
+/// are the stored ones, in the same row-major order (grouped attention's
+/// queries).
 void readTiledRhsThrough(const std::vector<ir::Op> &ops, FunctionSchedule &s) {
   std::map<ValueId, std::vector<const ir::Op *>> users = readers(ops);
   std::map<ValueId, const ir::Op *> producer;
@@ -281,12 +285,18 @@ void readTiledRhsThrough(const std::vector<ir::Op> &ops, FunctionSchedule &s) {
     const ir::Op *user = &o;
     while (producer.count(v) && users[v].size() == 1 && users[v][0] == user && !s.splats.count(v)) {
       const ir::Op *p = producer[v];
-      if (p->kind == OpKind::Transpose)
+      if (p->kind == OpKind::Transpose || p->kind == OpKind::Reshape)
         s.readThrough.insert(v);
       else if (!(p->kind == OpKind::BroadcastInDim && s.readThrough.count(v)))
         break;
       user = p;
       v = p->operands[0];
+    }
+    ValueId a = o.operands[0];
+    if (producer.count(a) && producer[a]->kind == OpKind::Reshape && users[a].size() == 1 && !s.splats.count(a)) {
+      ValueId stored = producer[a]->operands[0];
+      if (!s.splats.count(stored) && !s.readThrough.count(stored) && !s.computedInUser.count(stored))
+        s.readThrough.insert(a);
     }
   }
 }
