@@ -266,14 +266,14 @@ void chooseContractions(const ir::Function &f, const std::vector<ir::Op> &ops, c
 /// only a reshape of a stored value is read through there: its elements
 /// are the stored ones, in the same row-major order (grouped attention's
 /// queries).
-void readTiledRhsThrough(const std::vector<ir::Op> &ops, FunctionSchedule &s) {
+void readTiledOperandsThrough(const std::vector<ir::Op> &ops, FunctionSchedule &s) {
   std::map<ValueId, std::vector<const ir::Op *>> users = readers(ops);
   std::map<ValueId, const ir::Op *> producer;
   for (const ir::Op &o : ops) {
     for (ValueId r : o.results)
       producer[r] = &o;
     if (o.kind == OpKind::Fusion)
-      readTiledRhsThrough(o.region->ops, s);
+      readTiledOperandsThrough(o.region->ops, s);
   }
   for (const ir::Op &o : ops) {
     if (o.kind != OpKind::DotGeneral)
@@ -385,7 +385,7 @@ Schedule cpuSchedule(const ir::Module &m, int64_t threadedWork, Machine machine)
     findComputedInUser(f.ops, false, s);
     findResults(f, s);
     chooseContractions(f, f.ops, machine, s);
-    readTiledRhsThrough(f.ops, s);
+    readTiledOperandsThrough(f.ops, s);
     chooseInterleaved(f, f.ops, s);
     chooseThreads(f, f.ops, threadedWork, s);
     s.freeEarly = true;
