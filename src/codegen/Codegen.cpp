@@ -10,8 +10,8 @@
 #include <llvm/Analysis/LoopAccessAnalysis.h>
 #include <llvm/ExecutionEngine/Orc/AbsoluteSymbols.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/DiagnosticHandler.h>
 #include <llvm/IR/DiagnosticInfo.h>
-#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
@@ -1324,18 +1324,16 @@ private:
 
 /// The LLVM module of a verified loop IR module, or null with `error` set
 /// when the code generator met something it cannot translate (Keel's bug).
+/// LLVM's remarks and warnings (a loop it was asked to vectorize and did
+/// not) are for LLVM's developers, not Keel's users: they are dropped. An
+/// error keeps LLVM's own handling (printed, and the process stops), as
+/// before any handler was set.
+struct QuietDiagnostics : llvm::DiagnosticHandler {
+  bool handleDiagnostics(const llvm::DiagnosticInfo &info) override { return info.getSeverity() != llvm::DS_Error; }
+};
+
 std::unique_ptr<llvm::Module> emit(const loop::Module &m, llvm::LLVMContext &ctx, std::string &error) {
-  // LLVM's remarks and warnings (a loop it was asked to vectorize and did
-  // not) are for LLVM's developers, not Keel's users: only errors print.
-  ctx.setDiagnosticHandlerCallBack(
-      [](const llvm::DiagnosticInfo *info, void *) {
-        if (info->getSeverity() == llvm::DS_Error) {
-          llvm::DiagnosticPrinterRawOStream printer(llvm::errs());
-          info->print(printer);
-          llvm::errs() << "\n";
-        }
-      },
-      nullptr);
+  ctx.setDiagnosticHandler(std::make_unique<QuietDiagnostics>());
   auto module = std::make_unique<llvm::Module>("keel", ctx);
   Emitter emitter(ctx, *module, m);
   emitter.run();
