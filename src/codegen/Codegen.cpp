@@ -83,6 +83,9 @@ constexpr GeluTailPiece kGeluTail[] = {
       -0x1.1503e827f44f5p-41, 0x1.0b78761aa3b3fp-44, -0x1.259eddc0daea5p-47, 0x1.1422c8c2b123fp-50}},
 };
 
+/// The lanes of the vector variants of a math function (f32).
+constexpr unsigned kVariantLanes[] = {2, 4, 8, 16, 32, 64};
+
 /// exp, tanh and sigmoid on f32, as inlinable LLVM IR without branches:
 /// the same IEEE f64 operations, in the same order, as keel_exp_f32,
 /// keel_tanh_f32 and keel_sigmoid_f32 (src/numerics/Math.cpp) perform on
@@ -114,22 +117,8 @@ public:
   /// Whether NAME on f32 is emitted inline (get) or as a call with vector
   /// variants (call).
   static bool isInline(const std::string &name) { return name == "exp" || name == "tanh" || name == "sigmoid"; }
-  /// The lanes of the widest variant worth calling on this host: a
-  /// quarter of the vector registers' worth of doubles (AVX-512: 8 of 32
-  /// registers, 64 lanes; AVX2: 4 of 16, 16 lanes), which leaves the
-  /// polynomials' other operands room in registers.
-  static unsigned wideLanes() {
-    HostVectors host = hostVectors();
-    unsigned lanes = host.registers / 4 * (host.bits / 64);
-    unsigned widest = 2;
-    for (unsigned v : kVariantLanes)
-      if (v <= lanes)
-        widest = v;
-    return widest;
-  }
-  static bool hasVariants(const std::string &name) {
-    return name == "gelu" || name == "silu" || name == "sin" || name == "cos";
-  }
+  static unsigned wideLanes() { return wideKernelLanes(); }
+  static bool hasVariants(const std::string &name) { return hasVectorVariants(name); }
 
   llvm::Function *get(const std::string &name) {
     if (llvm::Function *f = m_.getFunction("keel.kernel." + name + ".f32"))
@@ -200,8 +189,6 @@ public:
   }
 
 private:
-  static constexpr unsigned kVariantLanes[] = {2, 4, 8, 16, 32, 64};
-
   /// keel_NAME_f32, declared without side effects (it reads and writes no
   /// memory of the caller's).
   llvm::Function *libraryFunction(const std::string &name) {
@@ -353,10 +340,11 @@ private:
   /// the true value does (roundsSurely, 2^-46), and therefore as the
   /// library's does.
   llvm::Value *geluTail(llvm::Value *x, llvm::Value *&covered) {
+    llvm::Value *magnitude = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
     llvm::Value *inTail = b_.CreateAnd(b_.CreateOr(b_.CreateFCmpOLT(x, c(-2.12)), b_.CreateFCmpOGT(x, c(3.0))),
-                                       b_.CreateFCmpOLE(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(8.0)));
+                                       b_.CreateFCmpOLE(magnitude, c(8.0)));
     // Other lanes (NaN too) compute at s = 3, so no lane is poison.
-    llvm::Value *s = select(inTail, b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(3.0));
+    llvm::Value *s = select(inTail, magnitude, c(3.0));
     llvm::Value *above = b_.CreateFCmpOGE(s, c(kGeluTail[1].from)), *far = b_.CreateFCmpOGE(s, c(kGeluTail[2].from));
     auto pick = [&](auto field) {
       return select(far, c(field(kGeluTail[2])), select(above, c(field(kGeluTail[1])), c(field(kGeluTail[0]))));
@@ -399,8 +387,9 @@ private:
   llvm::Value *trig(llvm::Value *x, bool sine, llvm::Value *&covered) {
     // Lanes outside the range (NaN too) reduce 0 instead, so that k always
     // converts to an integer (a poison lane would poison `covered`).
-    llvm::Value *inRange = b_.CreateFCmpOLT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(0x1p20));
-    llvm::Value *a = select(inRange, b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(0.0));
+    llvm::Value *magnitude = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    llvm::Value *inRange = b_.CreateFCmpOLT(magnitude, c(0x1p20));
+    llvm::Value *a = select(inRange, magnitude, c(0.0));
     llvm::Value *kd =
         select(b_.CreateFCmpOGT(a, c(0x1.921fb54442d18p-1)), nearest(mul(a, c(0x1.45f306dc9c883p-1))), c(0.0));
     llvm::Value *r = sub(sub(sub(a, mul(kd, c(0x1.921fb544p0))), mul(kd, c(0x1.0b4611a6p-34))),
@@ -1400,6 +1389,18 @@ llvm::orc::SymbolMap helperSymbols(llvm::orc::LLJIT &jit) {
 }
 
 } // namespace
+
+bool hasVectorVariants(std::string_view name) { return name == "gelu" || name == "silu" || name == "sin" || name == "cos"; }
+
+unsigned wideKernelLanes() {
+  HostVectors host = hostVectors();
+  unsigned lanes = host.registers / 4 * (host.bits / 64);
+  unsigned widest = kVariantLanes[0];
+  for (unsigned v : kVariantLanes)
+    if (v <= lanes)
+      widest = v;
+  return widest;
+}
 
 HostVectors hostVectors() {
   static const HostVectors host = [] { // the host does not change: asked once

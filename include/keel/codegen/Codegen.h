@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace keel::codegen {
 
@@ -45,6 +46,16 @@ struct HostVectors {
   unsigned bits, registers;
 };
 HostVectors hostVectors();
+
+/// Whether the f32 math function `name` (keel/support/MathFunctions.def)
+/// is called through vector variants of the library function (gelu, silu,
+/// sin, cos), not emitted inline.
+bool hasVectorVariants(std::string_view name);
+/// The lanes of the widest such variant worth calling on this host, which
+/// loops over them are vectorized at: a quarter of the vector registers'
+/// worth of doubles (AVX-512: 8 of 32 registers, 64 lanes; AVX2: 4 of 16,
+/// 16 lanes), leaving the polynomials' other operands room in registers.
+unsigned wideKernelLanes();
 
 /// Where compilation's time went, in seconds (added to what is there).
 struct CompileTimes {
