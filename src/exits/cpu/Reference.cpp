@@ -152,7 +152,7 @@ ExprPtr ReferenceLowering::loadFrom(Slot ptr, DType t, ExprPtr addr) {
 }
 
 ExprPtr ReferenceLowering::load(ValueId v, const std::vector<Ix> &index) {
-  return loadFrom(buffer_.at(v), type(v).dtype, address(type(v), index));
+  return loadFrom(buffer_.at(v), type(v).dtype, inBuffer(v, address(type(v), index)));
 }
 
 ExprPtr ReferenceLowering::pointwise(const ir::Op &o, const std::vector<Ix> &i) {
@@ -212,7 +212,7 @@ void ReferenceLowering::storeTo(Slot ptr, DType t, ExprPtr addr, ExprPtr value) 
 }
 
 void ReferenceLowering::store(ValueId v, ExprPtr addr, ExprPtr value) {
-  storeTo(buffer_.at(v), type(v).dtype, std::move(addr), std::move(value));
+  storeTo(buffer_.at(v), type(v).dtype, inBuffer(v, std::move(addr)), std::move(value));
 }
 
 void ReferenceLowering::define(ValueId v, const ir::Op &o) {
@@ -227,6 +227,13 @@ void ReferenceLowering::copyInto(Slot to, ValueId from) {
   std::vector<StmtPtr> *saved = block_;
   std::vector<Ix> index = ixs(openNest(t.shape, kEveryLoop));
   storeTo(to, t.dtype, address(t, index), load(from, index));
+  block_ = saved;
+}
+
+void ReferenceLowering::copyValue(ValueId to, ValueId from) {
+  std::vector<StmtPtr> *saved = block_;
+  std::vector<Ix> index = ixs(openNest(type(from).shape, kEveryLoop));
+  store(to, address(type(to), index), load(from, index));
   block_ = saved;
 }
 
@@ -327,7 +334,7 @@ void ReferenceLowering::fusion(const ir::Op &o) {
       buffer_[r] = buffer_.at(v);
     } else {
       define(r, o);
-      copyInto(buffer_.at(r), v);
+      copyValue(r, v);
     }
   }
   for (ValueId v : returned)
@@ -367,7 +374,7 @@ ExprPtr ReferenceLowering::reshapedLoad(const ir::Op &o, const std::vector<Ix> &
   Slot linear = newSlot(Type::I64);
   assign(linear, address(rowMajorOut, i));
   if (in.hasDefaultLayout() && buffer_.count(x)) // stored row-major: position p is element p
-    return loadFrom(buffer_.at(x), in.dtype, var(linear));
+    return loadFrom(buffer_.at(x), in.dtype, inBuffer(x, var(linear)));
   // Operand index d = (p / rowstride_d) % size_d, within each group of
   // dimensions whose sizes' products agree (reshapeGroups): a dimension
   // kept as it was takes its index unchanged, a merge or split divides

@@ -64,7 +64,7 @@ std::vector<ReshapeGroup> reshapeGroups(const std::vector<int64_t> &in, const st
 
 class ReferenceLowering {
 public:
-  ReferenceLowering(const ir::Function &f, loop::Module &out) : f_(f), out_(out) {}
+  ReferenceLowering(const ir::Function &f, loop::Module &out) : f_(f), out_(out), types_(f.valueTypes) {}
   virtual ~ReferenceLowering() = default;
   ReferenceLowering(const ReferenceLowering &) = delete;
   ReferenceLowering &operator=(const ReferenceLowering &) = delete;
@@ -76,7 +76,9 @@ protected:
 
   Slot newSlot(Type t);
   void emit(StmtPtr s) { block_->push_back(std::move(s)); }
-  const TensorType &type(ValueId v) const { return f_.valueTypes[v]; }
+  /// The type the lowering gives `v`: its own (a schedule may lower a
+  /// group of operations on blocks of their rows, with fewer rows).
+  const TensorType &type(ValueId v) const { return types_[v]; }
 
   void assign(Slot slot, ExprPtr value);
   ExprPtr var(Slot s) { return loop::makeVar(s, fn_.slots[s]); }
@@ -103,6 +105,9 @@ protected:
   ExprPtr loadFrom(Slot ptr, DType t, ExprPtr addr);
   /// Element `index` of `v`: reference, from its buffer.
   virtual ExprPtr load(ValueId v, const std::vector<Ix> &index);
+  /// Where in `v`'s buffer its element at `addr` (an address of type(v))
+  /// is: reference, at `addr`.
+  virtual ExprPtr inBuffer(ValueId, ExprPtr addr) { return addr; }
 
   /// Element `i` of a pointwise operation's result (each operand read at
   /// the same index).
@@ -136,6 +141,8 @@ protected:
   /// Copies `from` element by element into the buffer in `to`, of
   /// `from`'s type.
   void copyInto(Slot to, ValueId from);
+  /// Copies value `from` element by element into value `to`, of its type.
+  void copyValue(ValueId to, ValueId from);
 
   void free(ValueId v);
 
@@ -231,6 +238,7 @@ protected:
   loop::Module &out_;
   loop::Function fn_;
   std::vector<StmtPtr> *block_ = nullptr;
+  std::vector<TensorType> types_; ///< by value: type()
   std::map<ValueId, Slot> buffer_;
   std::set<ValueId> owned_;
   std::vector<Slot> resultSlots_;

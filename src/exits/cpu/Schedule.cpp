@@ -301,6 +301,9 @@ void readTiledOperandsThrough(const std::vector<ir::Op> &ops, FunctionSchedule &
   }
 }
 
+/// How many result elements an interleaved reduction accumulates at once.
+constexpr int64_t kInterleaved = 8;
+
 /// interleaved: a reduction in the sequential order (not argmax/argmin,
 /// not the tree order) of at least kInterleaved result elements, each
 /// summing at least two terms, accumulates kInterleaved consecutive result
@@ -310,7 +313,6 @@ void readTiledOperandsThrough(const std::vector<ir::Op> &ops, FunctionSchedule &
 /// pipes), and where the kept dimension is the operand's innermost, their
 /// loads are contiguous and vectorize.
 void chooseInterleaved(const ir::Function &f, const std::vector<ir::Op> &ops, FunctionSchedule &s) {
-  constexpr int64_t kInterleaved = 8;
   for (const ir::Op &o : ops) {
     if (o.kind == OpKind::Fusion)
       chooseInterleaved(f, o.region->ops, s);
@@ -364,6 +366,235 @@ void chooseThreads(const ir::Function &f, const std::vector<ir::Op> &ops, int64_
   }
 }
 
+/// How a row group's operations index the values they read: dimension 0
+/// by the row (kRow), or not by the row at all (kRowFree); anything else
+/// (the row moved to another dimension, reduced, sliced or mixed with
+/// other dimensions, a contraction's rows that are not batch entries of
+/// both operands) rules the group out.
+class RowAccess {
+public:
+  static constexpr int kRow = 0, kRowFree = -1;
+
+  RowAccess(const ir::Function &f, int64_t rows) : f_(f), rows_(rows) {}
+
+  bool ok() const { return ok_; }
+  const std::map<ValueId, int> &marks() const { return dim_; }
+
+  /// Marks how `v` is read; a value read two ways fails.
+  void mark(ValueId v, int d) {
+    auto [it, fresh] = dim_.emplace(v, d);
+    if (!fresh && it->second != d)
+      ok_ = false;
+    const ir::TensorType &t = f_.valueTypes[v];
+    if (d == kRow && !(t.rank() > 0 && t.shape[0] == rows_ && t.hasDefaultLayout()))
+      ok_ = false;
+  }
+
+  /// Marks the operands of `o`, whose results are indexed as marked (a
+  /// result not marked is read by nothing the group computes: fails).
+  void operandsOf(const ir::Op &o) {
+    if (o.results.size() != 1 || !dim_.count(o.results[0])) {
+      ok_ = false;
+      return;
+    }
+    int d = dim_.at(o.results[0]);
+    auto all = [&](int e) {
+      for (ValueId v : o.operands)
+        mark(v, e);
+    };
+    if (d == kRowFree && o.kind != OpKind::Fusion) {
+      all(kRowFree); // a value the same for every row reads none
+      return;
+    }
+    switch (o.kind) {
+    case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
+    case OpKind::Copy:
+      all(kRow);
+      return;
+    case OpKind::BroadcastInDim: { // operand dimension k is result dimension dims[k] (or stretches from 1)
+      const ir::TensorType &x = f_.valueTypes[o.operands[0]];
+      int e = kRowFree;
+      for (size_t k = 0; k < o.dims.size(); ++k)
+        if (o.dims[k] == 0 && x.shape[k] != 1) {
+          if (k != 0)
+            ok_ = false;
+          e = kRow;
+        }
+      mark(o.operands[0], e);
+      return;
+    }
+    case OpKind::Transpose:
+      ok_ = ok_ && !o.dims.empty() && o.dims[0] == 0;
+      all(kRow);
+      return;
+    case OpKind::Slice:
+      ok_ = ok_ && o.dims[0] == 0 && o.limits[0] == rows_;
+      all(kRow);
+      return;
+    case OpKind::Reshape: // row-major: the row's elements stay together when dimension 0 is kept
+      ok_ = ok_ && f_.valueTypes[o.operands[0]].rank() > 0 && f_.valueTypes[o.operands[0]].shape[0] == rows_;
+      all(kRow);
+      return;
+    case OpKind::Concatenate:
+      ok_ = ok_ && o.axis != 0;
+      all(kRow);
+      return;
+    case OpKind::Reduce:
+      ok_ = ok_ && std::find(o.dims.begin(), o.dims.end(), 0) == o.dims.end();
+      all(kRow);
+      return;
+    case OpKind::Constant: // a splat reads nothing; dense data is indexed by the whole row
+      ok_ = ok_ && o.constant.size() == 1;
+      return;
+    case OpKind::Iota: // its values are its indices: never along the row
+      ok_ = ok_ && o.axis != 0;
+      return;
+    case OpKind::Fusion: {
+      const std::vector<ir::Op> &inner = o.region->ops;
+      for (ValueId v : inner.back().operands)
+        mark(v, d);
+      for (size_t i = inner.size() - 1; i-- > 0;)
+        operandsOf(inner[i]);
+      for (size_t i = 0; i < o.region->params.size(); ++i)
+        if (auto it = dim_.find(o.region->params[i]); it != dim_.end())
+          mark(o.operands[i], it->second);
+      return;
+    }
+    case OpKind::DotGeneral: // rows that are batch entries (the result's dimension 0 is the first batch one)
+      ok_ = ok_ && !o.lhsBatch.empty() && o.lhsBatch[0] == 0 && o.rhsBatch[0] == 0;
+      all(kRow);
+      return;
+    case OpKind::Relayout: case OpKind::Call: case OpKind::Return:
+      ok_ = false;
+      return;
+    }
+  }
+
+private:
+  const ir::Function &f_;
+  int64_t rows_;
+  std::map<ValueId, int> dim_;
+  bool ok_ = true;
+};
+
+/// The bytes of one row of each stored value a block touches, and the
+/// bytes a block may hold: rows are taken kRowBlockBytes at a time, in
+/// multiples of kInterleaved (a reduction's rows accumulate that many at
+/// once), so that a block's rows stay in the L2 cache of every x86 core
+/// Keel targets (512 KiB and more) between the group's operations.
+constexpr int64_t kRowBlockBytes = int64_t{512} << 10;
+
+/// Whether `o` may start or extend a row group: one result of more than
+/// one row, row-major, computed by its own loop nest (not a value the schedule
+/// computes in its user's loop, reads through or never stores).
+bool rowMember(const ir::Function &f, const ir::Op &o, const FunctionSchedule &s) {
+  switch (o.kind) {
+  case OpKind::Fusion: case OpKind::Reduce: case OpKind::DotGeneral: case OpKind::Unary: case OpKind::Binary:
+  case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
+    break;
+  default:
+    return false;
+  }
+  if (o.results.size() != 1)
+    return false;
+  ValueId r = o.results[0];
+  const ir::TensorType &t = f.valueTypes[r];
+  return t.rank() > 0 && t.shape[0] > 1 && t.hasDefaultLayout() && !s.splats.count(r) && !s.computedInUser.count(r) &&
+         !s.readThrough.count(r);
+}
+
+/// What row groups need to know of a function's top level: its values
+/// (parameters and operations' results), and the last operation reading
+/// each (the return included).
+struct TopLevel {
+  explicit TopLevel(const ir::Function &f) : values(f.params.begin(), f.params.end()) {
+    for (size_t q = 0; q < f.ops.size(); ++q) {
+      values.insert(f.ops[q].results.begin(), f.ops[q].results.end());
+      for (ValueId v : f.ops[q].operands)
+        lastRead[v] = q;
+    }
+  }
+  std::set<ValueId> values;
+  std::map<ValueId, size_t> lastRead;
+};
+
+/// The group f.ops[first, first + count), analysed; nullopt if it cannot
+/// be one.
+std::optional<RowGroup> rowGroup(const ir::Function &f, size_t first, size_t count, const TopLevel &top,
+                                 const FunctionSchedule &s) {
+  RowGroup g;
+  g.first = first;
+  g.count = count;
+  g.rows = f.valueTypes[f.ops[first].results[0]].shape[0];
+  RowAccess access(f, g.rows);
+  std::set<ValueId> defined;
+  for (size_t q = first; q < first + count; ++q)
+    defined.insert(f.ops[q].results[0]);
+  for (ValueId r : defined)
+    access.mark(r, RowAccess::kRow);
+  for (size_t q = first + count; q-- > first;)
+    access.operandsOf(f.ops[q]);
+  if (!access.ok())
+    return std::nullopt;
+  for (const auto &[v, d] : access.marks()) {
+    if (d == RowAccess::kRow)
+      g.rowIndexed.insert(v);
+    // A value from before the group that the schedule never stores would
+    // be computed in the block from what it reads, which is not analysed.
+    if (top.values.count(v) && !defined.count(v) && !s.splats.count(v) &&
+        (s.computedInUser.count(v) || s.readThrough.count(v)))
+      return std::nullopt;
+  }
+  // Results read after the group, or returned, are stored whole.
+  for (ValueId r : defined)
+    if (auto it = top.lastRead.find(r); it == top.lastRead.end() || it->second < first + count)
+      g.local.insert(r);
+  // The stored bytes of one row: what the group reads from before it and
+  // what it writes (values inside regions are computed in their users' loops).
+  int64_t rowBytes = 0;
+  for (ValueId v : g.rowIndexed)
+    if (top.values.count(v) && !s.splats.count(v))
+      rowBytes += f.valueTypes[v].elementCount().value_or(0) / g.rows * storageBytes(f.valueTypes[v].dtype);
+  g.blockRows = std::clamp<int64_t>(kRowBlockBytes / std::max<int64_t>(1, rowBytes), 1, g.rows);
+  if (g.blockRows >= kInterleaved)
+    g.blockRows -= g.blockRows % kInterleaved;
+  return g;
+}
+
+/// rowGroups: runs of consecutive operations over the same rows (at most
+/// kMaxRowGroup, so that the analysis stays linear in the function),
+/// each reading what the run computed at its own rows only, with at least
+/// one result used only within the run and enough work to run on threads.
+/// A run grows while its analysis holds; the operation that breaks it
+/// starts the next.
+void chooseRowGroups(const ir::Function &f, int64_t threshold, FunctionSchedule &s) {
+  constexpr size_t kMaxRowGroup = 16;
+  TopLevel top(f);
+  std::optional<RowGroup> open;
+  auto close = [&] {
+    if (!open || open->count < 2 || open->local.empty())
+      return;
+    int64_t work = 0;
+    for (size_t q = open->first; q < open->first + open->count; ++q)
+      work = std::max(work, workOf(f, f.ops[q]));
+    if (work >= threshold)
+      s.rowGroups.push_back(*open);
+  };
+  for (size_t q = 0; q < f.ops.size(); ++q) {
+    const ir::Op &o = f.ops[q];
+    bool member = rowMember(f, o, s);
+    if (member && open && open->count < kMaxRowGroup && f.valueTypes[o.results[0]].shape[0] == open->rows) {
+      if (std::optional<RowGroup> grown = rowGroup(f, open->first, open->count + 1, top, s)) {
+        open = grown;
+        continue;
+      }
+    }
+    close();
+    open = member ? rowGroup(f, q, 1, top, s) : std::nullopt;
+  }
+  close();
+}
+
 std::string planText(const ContractionPlan &p) {
   switch (p.order) {
   case ContractionOrder::Logical: return "logical";
@@ -388,6 +619,7 @@ Schedule cpuSchedule(const ir::Module &m, int64_t threadedWork, Machine machine)
     readTiledOperandsThrough(f.ops, s);
     chooseInterleaved(f, f.ops, s);
     chooseThreads(f, f.ops, threadedWork, s);
+    chooseRowGroups(f, threadedWork, s);
     s.freeEarly = true;
   }
   return out;
@@ -427,6 +659,15 @@ std::string printSchedule(const ir::Module &m, const Schedule &schedule) {
       if (!s.splats.count(v) && !s.computedInUser.count(v) && !s.readThrough.count(v))
         line(v, oneElement(f, v) ? "on threads (its tree order's chunks split across them)"
                                   : "on threads (its independent elements split across them)");
+    for (const RowGroup &g : s.rowGroups) {
+      std::string members, local;
+      for (size_t q = g.first; q < g.first + g.count; ++q)
+        members += (members.empty() ? "" : ", ") + names[f.ops[q].results[0]];
+      for (ValueId v : g.local)
+        local += (local.empty() ? "" : ", ") + names[v];
+      out += "  " + members + ": by blocks of " + std::to_string(g.blockRows) + " of their " + std::to_string(g.rows) +
+             " rows; " + local + " kept per block\n";
+    }
     out += s.freeEarly ? "  buffers freed after their last use\n" : "  buffers freed on return\n";
   }
   return out;

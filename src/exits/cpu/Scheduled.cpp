@@ -31,10 +31,15 @@ namespace {
 class ScheduledLowering final : public ReferenceLowering {
 public:
   ScheduledLowering(const ir::Function &f, const FunctionSchedule &schedule, Module &out)
-      : ReferenceLowering(f, out), s_(schedule) {}
+      : ReferenceLowering(f, out), s_(schedule) {
+    for (const RowGroup &g : s_.rowGroups)
+      for (size_t q = g.first; q < g.first + g.count; ++q)
+        groupOf_[&f_.ops[q]] = &g;
+  }
 
 private:
   ExprPtr load(ValueId v, const std::vector<Ix> &index) override;
+  ExprPtr inBuffer(ValueId v, ExprPtr addr) override;
   Slot bufferOf(ValueId v, const ir::Op &user) override;
   void define(ValueId v, const ir::Op &o) override;
   void lowerOps(const std::vector<ir::Op> &ops, std::vector<ValueId> *regionResults) override;
@@ -47,6 +52,17 @@ private:
   bool inCallerResult(ValueId v) const override;
   void dotGeneral(const ir::Op &o) override;
   void reduce(const ir::Op &o) override;
+
+  /// A row group (Schedule.h): its results read after it get whole
+  /// buffers first; then a loop over chunks of its blocks of rows (on
+  /// threads when any of its operations would be), each chunk allocating
+  /// the blocks' scratch once, runs each operation on each block's rows:
+  /// its row-indexed values typed with the block's rows, those in whole
+  /// buffers addressed from the block's first row, the others in the
+  /// scratch; the last, shorter block after the loop.
+  void lowerRowGroup(const RowGroup &g);
+  /// One block of `rows` rows from the row in slot `first`.
+  void lowerRowBlock(const RowGroup &g, Slot first, int64_t rows);
 
   /// Interleaved: `count` consecutive elements of the result's innermost
   /// dimension accumulate at once, each in a slot of its own, in the
@@ -84,6 +100,24 @@ private:
   /// Per list of operations being lowered (a region nests one): the values
   /// whose last use is each position.
   std::vector<std::vector<std::vector<ValueId>>> dying_;
+  /// Each top-level operation of a row group, its group.
+  std::map<const ir::Op *, const RowGroup *> groupOf_;
+  /// While a block of a row group is lowered: the group, its first row,
+  /// and the values in buffers of all the rows (made before the block
+  /// loop; region parameters bound to them), addressed from that row.
+  const RowGroup *blockGroup_ = nullptr;
+  Slot blockFirstRow_ = 0;
+  std::set<ValueId> wholeRows_;
+  /// Values given their buffers before their operation is lowered (a row
+  /// group's results read after it): define leaves them as they are.
+  std::set<ValueId> predefined_;
+  /// While the blocks of a chunk are lowered: where their scratch is
+  /// allocated (before the chunk's loop over its blocks), the slots to
+  /// free after it, and the values given them (never owned: a region's
+  /// result takes its buffer over as a caller's, see inCallerResult).
+  std::vector<StmtPtr> *hoistInto_ = nullptr;
+  std::vector<Slot> hoisted_;
+  std::set<ValueId> hoistedValues_;
 };
 
 ExprPtr ScheduledLowering::load(ValueId v, const std::vector<Ix> &index) {
@@ -111,6 +145,16 @@ ExprPtr ScheduledLowering::load(ValueId v, const std::vector<Ix> &index) {
   return ReferenceLowering::load(v, index);
 }
 
+ExprPtr ScheduledLowering::inBuffer(ValueId v, ExprPtr addr) {
+  if (!blockGroup_ || !blockGroup_->rowIndexed.count(v) || !wholeRows_.count(v))
+    return addr;
+  // Row r of the block is row first + r of the buffer (dimension 0 is the
+  // outermost: row-major).
+  int64_t rowStride = strides(f_.valueTypes[v])[0];
+  return makeBinary(BinaryOp::Add, std::move(addr),
+                    makeBinary(BinaryOp::Mul, var(blockFirstRow_), i64(rowStride)));
+}
+
 /// A value the schedule never stores (a splat, a broadcast read through) is
 /// written out the first time a buffer is needed (a call's argument, the
 /// rhs of a tiled contraction).
@@ -126,6 +170,17 @@ Slot ScheduledLowering::bufferOf(ValueId v, const ir::Op &user) {
 }
 
 void ScheduledLowering::define(ValueId v, const ir::Op &o) {
+  if (predefined_.count(v))
+    return;
+  if (hoistInto_) { // a chunk's scratch, for each of its blocks in turn
+    std::vector<StmtPtr> *here = block_;
+    block_ = hoistInto_;
+    buffer_[v] = allocateScratch(*type(v).elementCount() * storageBytes(type(v).dtype), o);
+    block_ = here;
+    hoisted_.push_back(buffer_[v]);
+    hoistedValues_.insert(v);
+    return;
+  }
   if (auto it = s_.intoResult.find(v); it != s_.intoResult.end()) {
     buffer_[v] = resultSlots_[it->second];
     return;
@@ -179,10 +234,105 @@ void ScheduledLowering::lowered(const std::vector<ir::Op> &ops, size_t position,
 }
 
 void ScheduledLowering::lowerOp(const ir::Op &o) {
+  if (auto g = groupOf_.find(&o); g != groupOf_.end() && !blockGroup_) {
+    if (&o == &f_.ops[g->second->first])
+      lowerRowGroup(*g->second); // the whole group; its other operations are lowered with it
+    return;
+  }
   bool outerThreaded = threaded_;
-  threaded_ = o.results.size() == 1 && s_.threaded.count(o.results[0]);
+  threaded_ = !blockGroup_ && o.results.size() == 1 && s_.threaded.count(o.results[0]);
   lowerScheduledOp(o);
   threaded_ = outerThreaded;
+}
+
+void ScheduledLowering::lowerRowGroup(const RowGroup &g) {
+  // Everything in a buffer now is whole: read from before the group.
+  for (const auto &[v, slot] : buffer_)
+    wholeRows_.insert(v);
+  bool threaded = false;
+  for (size_t q = g.first; q < g.first + g.count; ++q) {
+    const ir::Op &o = f_.ops[q];
+    ValueId r = o.results[0];
+    threaded = threaded || s_.threaded.count(r);
+    if (g.local.count(r))
+      continue;
+    // Read after the group: a whole buffer (or the caller's result), which
+    // a region's returned value is written into where the region stores it
+    // (made by an operation of the region that writes a buffer of its own,
+    // returned once; else the fusion copies it, into the same buffer).
+    ValueId inner = o.kind == OpKind::Fusion ? o.region->ops.back().operands[0] : r;
+    bool innerDefined = false;
+    if (inner != r && std::count(o.region->ops.back().operands.begin(), o.region->ops.back().operands.end(), inner) == 1)
+      for (const ir::Op &p : o.region->ops)
+        if (p.results.size() == 1 && p.results[0] == inner)
+          innerDefined = p.kind != OpKind::Constant && !s_.splats.count(inner) && !s_.computedInUser.count(inner) &&
+                         !s_.readThrough.count(inner);
+    if (innerDefined && s_.intoResult.count(inner)) {
+      define(inner, o); // the caller's result: the fusion takes it over (inCallerResult)
+      predefined_.insert(inner);
+      wholeRows_.insert({inner, r});
+      continue;
+    }
+    define(r, o);
+    predefined_.insert(r);
+    wholeRows_.insert(r);
+    if (innerDefined) {
+      buffer_[inner] = buffer_.at(r);
+      predefined_.insert(inner);
+      wholeRows_.insert(inner);
+    }
+  }
+  std::vector<StmtPtr> *saved = block_;
+  int64_t blocks = g.rows / g.blockRows, rest = g.rows % g.blockRows;
+  if (blocks > 0) {
+    // The blocks in at most kRowChunks chunks, each a parallel iteration
+    // that allocates its scratch once for all of its blocks.
+    constexpr int64_t kRowChunks = 64;
+    int64_t perChunk = (blocks + kRowChunks - 1) / kRowChunks, chunks = (blocks + perChunk - 1) / perChunk;
+    Slot c = openLoop(i64(0), i64(chunks), threaded && chunks > 1 && block_ == &fn_.body);
+    std::vector<StmtPtr> *chunkBody = block_;
+    std::vector<StmtPtr> allocations;
+    hoistInto_ = &allocations;
+    Slot b = openLoop(makeBinary(BinaryOp::Mul, var(c), i64(perChunk)),
+                      makeBinary(BinaryOp::Min, makeBinary(BinaryOp::Mul, makeBinary(BinaryOp::Add, var(c), i64(1)), i64(perChunk)),
+                                 i64(blocks)));
+    Slot first = newSlot(Type::I64);
+    assign(first, makeBinary(BinaryOp::Mul, var(b), i64(g.blockRows)));
+    lowerRowBlock(g, first, g.blockRows);
+    chunkBody->insert(chunkBody->begin(), std::make_move_iterator(allocations.begin()),
+                      std::make_move_iterator(allocations.end()));
+    block_ = chunkBody;
+    for (Slot scratch : hoisted_)
+      release(scratch);
+    hoisted_.clear();
+    hoistedValues_.clear();
+    hoistInto_ = nullptr;
+    block_ = saved;
+  }
+  if (rest > 0) {
+    Slot first = newSlot(Type::I64);
+    assign(first, i64(blocks * g.blockRows));
+    lowerRowBlock(g, first, rest);
+    block_ = saved;
+  }
+  wholeRows_.clear();
+}
+
+void ScheduledLowering::lowerRowBlock(const RowGroup &g, Slot first, int64_t rows) {
+  for (ValueId v : g.rowIndexed)
+    types_[v].shape[0] = rows;
+  blockGroup_ = &g;
+  blockFirstRow_ = first;
+  std::set<ValueId> ownedBefore = owned_;
+  for (size_t q = g.first; q < g.first + g.count; ++q)
+    lowerOp(f_.ops[q]);
+  // The block's own scratch is freed with the block.
+  for (ValueId v : std::set<ValueId>(owned_))
+    if (!ownedBefore.count(v))
+      free(v);
+  blockGroup_ = nullptr;
+  for (ValueId v : g.rowIndexed)
+    types_[v].shape[0] = f_.valueTypes[v].shape[0];
 }
 
 void ScheduledLowering::lowerReturn(const ir::Op &o) {
@@ -218,6 +368,8 @@ void ScheduledLowering::lowerScheduledOp(const ir::Op &o) {
 }
 
 void ScheduledLowering::bindRegionParam(ValueId operand, ValueId param) {
+  if (blockGroup_ && wholeRows_.count(operand))
+    wholeRows_.insert(param);
   if (s_.splats.count(param))
     return; // loads become the constant
   if (auto b = indexMaps_.find(operand); b != indexMaps_.end())
@@ -226,7 +378,9 @@ void ScheduledLowering::bindRegionParam(ValueId operand, ValueId param) {
     ReferenceLowering::bindRegionParam(operand, param);
 }
 
-bool ScheduledLowering::inCallerResult(ValueId v) const { return s_.intoResult.count(v) && buffer_.count(v); }
+bool ScheduledLowering::inCallerResult(ValueId v) const {
+  return (s_.intoResult.count(v) && buffer_.count(v)) || predefined_.count(v) || hoistedValues_.count(v);
+}
 
 void ScheduledLowering::dotGeneral(const ir::Op &o) {
   define(o.results[0], o);
@@ -307,9 +461,14 @@ void ScheduledLowering::rhsFreeInnerContraction(const ir::Op &o) {
   bool separate = acc != tr.dtype;
   if (separate)
     accBuffer = allocateScratch(*accType.elementCount() * storageBytes(acc), o);
+  // (The result itself is addressed as its buffer holds it: inBuffer.)
+  auto accAddress = [&](const std::vector<Ix> &i) {
+    ExprPtr at = address(accType, i);
+    return separate ? std::move(at) : inBuffer(r, std::move(at));
+  };
   std::vector<StmtPtr> *saved = block_;
   std::vector<Ix> all = ixs(openNest(tr.shape, kEveryLoop));
-  storeTo(accBuffer, acc, address(accType, all), identity(ir::Combiner::Sum, acc));
+  storeTo(accBuffer, acc, accAddress(all), identity(ir::Combiner::Sum, acc));
   block_ = saved;
 
   std::vector<int64_t> lhsFree = freeDims(ta, o.lhsBatch, o.lhsContract);
@@ -342,8 +501,8 @@ void ScheduledLowering::rhsFreeInnerContraction(const ir::Op &o) {
   }
   ExprPtr x = load(a, ja), y = load(b, jb);
   ExprPtr term = product(acc, std::move(x), ta.dtype, std::move(y), tb.dtype);
-  ExprPtr sum = binaryElement(BinaryOp::Add, acc, loadFrom(accBuffer, acc, address(accType, jr)), std::move(term));
-  storeTo(accBuffer, acc, address(accType, jr), std::move(sum));
+  ExprPtr sum = binaryElement(BinaryOp::Add, acc, loadFrom(accBuffer, acc, accAddress(jr)), std::move(term));
+  storeTo(accBuffer, acc, accAddress(jr), std::move(sum));
   block_ = saved;
 
   if (separate) {

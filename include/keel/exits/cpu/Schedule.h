@@ -32,6 +32,18 @@
 //                   contiguous range of them with the same code, so no
 //                   bit depends on the thread count; a sum to one
 //                   element in the tree order splits its chunks;
+//   rowGroups       consecutive operations over the same rows, each row of
+//                   every result computed from the same row of what they
+//                   read (layer norm's reductions and its elementwise
+//                   work), run as one loop over blocks of rows: each block
+//                   runs every operation in turn on its rows, so a row is
+//                   read from memory once and stays in cache for the
+//                   rest, and values used only inside the group live in
+//                   block-sized scratch, never stored whole. Each element
+//                   is computed as before (the same expression, a
+//                   reduction's terms in the same order), whichever block
+//                   holds its row; the blocks are independent and run on
+//                   threads;
 //   freeEarly       each buffer is freed after its last use, so that the
 //                   runtime can hand its memory to the next allocation.
 //
@@ -50,6 +62,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace keel::cpu {
 
@@ -70,6 +83,22 @@ struct ContractionPlan {
   int64_t tileRows = 0, tileColumns = 0; ///< Tiled only
 };
 
+/// Operations f.ops[first, first + count) whose results all have `rows`
+/// rows (dimension 0, row-major), computed block by block: the group's
+/// ops in turn on rows [b, b + blockRows) for b = 0, blockRows, ..., the
+/// last block shorter.
+struct RowGroup {
+  size_t first = 0, count = 0;
+  int64_t rows = 0, blockRows = 0;
+  /// Every value the group reads or defines whose dimension 0 is its row
+  /// (the results, operands, region parameters and values inside
+  /// regions); the others (a gamma broadcast along rows, a scalar) are the
+  /// same for every row.
+  std::set<ir::ValueId> rowIndexed;
+  /// The results read only within the group: kept per block.
+  std::set<ir::ValueId> local;
+};
+
 struct FunctionSchedule {
   std::set<ir::ValueId> computedInUser;
   std::set<ir::ValueId> sharedInUser; ///< of those, read more than once by their user
@@ -81,6 +110,7 @@ struct FunctionSchedule {
   /// (each in its own order), by result; absent: one at a time.
   std::map<ir::ValueId, int64_t> interleaved;
   std::set<ir::ValueId> threaded; ///< by result: its nests' independent loops run on threads
+  std::vector<RowGroup> rowGroups; ///< in order, disjoint
   bool freeEarly = false;
 };
 
