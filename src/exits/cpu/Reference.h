@@ -230,9 +230,11 @@ protected:
   static std::vector<int64_t> freeDims(const TensorType &t, const std::vector<int64_t> &batch,
                                        const std::vector<int64_t> &contract);
 
-  /// Fresh memory for `bytes`, in a new Ptr slot.
-  Slot allocateScratch(int64_t bytes, const ir::Op &o);
-  void release(Slot slot) { emit(loop::makeFree(slot)); }
+  /// Fresh memory for `bytes`, in a new Ptr slot: reference, allocated
+  /// here.
+  virtual Slot allocateScratch(int64_t bytes, const ir::Op &o);
+  /// Frees allocateScratch's memory: reference, here.
+  virtual void release(Slot slot) { emit(loop::makeFree(slot)); }
 
   const ir::Function &f_;
   loop::Module &out_;

@@ -366,104 +366,136 @@ void chooseThreads(const ir::Function &f, const std::vector<ir::Op> &ops, int64_
   }
 }
 
-/// How a row group's operations index the values they read: dimension 0
-/// by the row (kRow), or not by the row at all (kRowFree); anything else
-/// (the row moved to another dimension, reduced, sliced or mixed with
-/// other dimensions, a contraction's rows that are not batch entries of
-/// both operands) rules the group out.
+/// How a row group's operations index the values they read. The group's
+/// rows are its results' first k dimensions (`rows`); a value read is
+/// indexed by a prefix of them: its own first p dimensions are the rows'
+/// first p (p = k: a value of each row; 0 < p < k: of each of the outer
+/// rows, as attention's keys are of each batch entry; p = 0: the same for
+/// every row, as a layer norm's gamma). Anything else (a row dimension
+/// moved, reduced, sliced, merged with others, a value indexed by an inner
+/// row but not an outer one, a contraction whose rhs is shared by all the
+/// rows, which each block would pack again) rules the group out.
 class RowAccess {
 public:
-  static constexpr int kRow = 0, kRowFree = -1;
-
-  RowAccess(const ir::Function &f, int64_t rows) : f_(f), rows_(rows) {}
+  RowAccess(const ir::Function &f, std::vector<int64_t> rows) : f_(f), rows_(std::move(rows)) {}
 
   bool ok() const { return ok_; }
-  const std::map<ValueId, int> &marks() const { return dim_; }
+  const std::map<ValueId, size_t> &marks() const { return prefix_; }
 
-  /// Marks how `v` is read; a value read two ways fails.
-  void mark(ValueId v, int d) {
-    auto [it, fresh] = dim_.emplace(v, d);
-    if (!fresh && it->second != d)
+  /// Marks `v` as read indexed by the first `p` rows; a value read two
+  /// ways fails.
+  void mark(ValueId v, size_t p) {
+    auto [it, fresh] = prefix_.emplace(v, p);
+    if (!fresh && it->second != p)
       ok_ = false;
     const ir::TensorType &t = f_.valueTypes[v];
-    if (d == kRow && !(t.rank() > 0 && t.shape[0] == rows_ && t.hasDefaultLayout()))
+    if (p == 0)
+      return;
+    if (t.rank() < p || !t.hasDefaultLayout())
       ok_ = false;
+    for (size_t d = 0; d < p && ok_; ++d)
+      ok_ = t.shape[d] == rows_[d];
   }
 
-  /// Marks the operands of `o`, whose results are indexed as marked (a
-  /// result not marked is read by nothing the group computes: fails).
+  /// Marks the operands of `o`, whose result is marked (a result not
+  /// marked is read by nothing the group computes: fails).
   void operandsOf(const ir::Op &o) {
-    if (o.results.size() != 1 || !dim_.count(o.results[0])) {
+    if (o.results.size() != 1 || !prefix_.count(o.results[0])) {
       ok_ = false;
       return;
     }
-    int d = dim_.at(o.results[0]);
-    auto all = [&](int e) {
+    size_t p = prefix_.at(o.results[0]);
+    auto all = [&](size_t q) {
       for (ValueId v : o.operands)
-        mark(v, e);
+        mark(v, q);
     };
-    if (d == kRowFree && o.kind != OpKind::Fusion) {
-      all(kRowFree); // a value the same for every row reads none
+    // Whether map(d) == d for the first p dimensions.
+    auto keeps = [&](auto map) {
+      for (size_t d = 0; d < p; ++d)
+        if (map(d) != static_cast<int64_t>(d))
+          return false;
+      return true;
+    };
+    if (p == 0 && o.kind != OpKind::Fusion) {
+      all(0); // a value the same for every row reads none
       return;
     }
     switch (o.kind) {
     case OpKind::Unary: case OpKind::Binary: case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
     case OpKind::Copy:
-      all(kRow);
+      all(p);
       return;
-    case OpKind::BroadcastInDim: { // operand dimension k is result dimension dims[k] (or stretches from 1)
+    case OpKind::BroadcastInDim: { // operand dimension j is result dimension dims[j] (or stretches from 1)
       const ir::TensorType &x = f_.valueTypes[o.operands[0]];
-      int e = kRowFree;
-      for (size_t k = 0; k < o.dims.size(); ++k)
-        if (o.dims[k] == 0 && x.shape[k] != 1) {
-          if (k != 0)
-            ok_ = false;
-          e = kRow;
-        }
-      mark(o.operands[0], e);
+      size_t q = 0; // the operand's rows: its first q dimensions are the result's first q
+      while (q < o.dims.size() && q < p && o.dims[q] == static_cast<int64_t>(q) && x.shape[q] == rows_[q])
+        ++q;
+      for (size_t j = q; j < o.dims.size(); ++j)
+        if (o.dims[j] < static_cast<int64_t>(p) && x.shape[j] != 1)
+          ok_ = false; // a later row, without the ones before it
+      mark(o.operands[0], q);
       return;
     }
     case OpKind::Transpose:
-      ok_ = ok_ && !o.dims.empty() && o.dims[0] == 0;
-      all(kRow);
+      ok_ = ok_ && keeps([&](size_t d) { return o.dims[d]; });
+      all(p);
       return;
     case OpKind::Slice:
-      ok_ = ok_ && o.dims[0] == 0 && o.limits[0] == rows_;
-      all(kRow);
+      for (size_t d = 0; d < p; ++d)
+        ok_ = ok_ && o.dims[d] == 0 && o.limits[d] == rows_[d];
+      all(p);
       return;
-    case OpKind::Reshape: // row-major: the row's elements stay together when dimension 0 is kept
-      ok_ = ok_ && f_.valueTypes[o.operands[0]].rank() > 0 && f_.valueTypes[o.operands[0]].shape[0] == rows_;
-      all(kRow);
+    case OpKind::Reshape: { // row-major: the rows' elements stay together when their dimensions are kept
+      const ir::TensorType &x = f_.valueTypes[o.operands[0]];
+      ok_ = ok_ && x.rank() >= p;
+      for (size_t d = 0; d < p && ok_; ++d)
+        ok_ = x.shape[d] == rows_[d];
+      all(p);
       return;
+    }
     case OpKind::Concatenate:
-      ok_ = ok_ && o.axis != 0;
-      all(kRow);
+      ok_ = ok_ && o.axis >= static_cast<int64_t>(p);
+      all(p);
       return;
-    case OpKind::Reduce:
-      ok_ = ok_ && std::find(o.dims.begin(), o.dims.end(), 0) == o.dims.end();
-      all(kRow);
+    case OpKind::Reduce: // the result's first p dimensions are the operand's: no row reduced
+      for (int64_t a : o.dims)
+        ok_ = ok_ && a >= static_cast<int64_t>(p);
+      all(p);
       return;
     case OpKind::Constant: // a splat reads nothing; dense data is indexed by the whole row
       ok_ = ok_ && o.constant.size() == 1;
       return;
-    case OpKind::Iota: // its values are its indices: never along the row
-      ok_ = ok_ && o.axis != 0;
+    case OpKind::Iota: // its values are its indices: never along a row
+      ok_ = ok_ && o.axis >= static_cast<int64_t>(p);
       return;
+    case OpKind::DotGeneral: {
+      // The result's dimensions: batch, lhs free, rhs free. Its rows are
+      // batch entries of both operands, then (in the lhs) free rows.
+      const ir::TensorType &a = f_.valueTypes[o.operands[0]];
+      std::vector<int64_t> lhsDims = o.lhsBatch;
+      for (size_t d = 0; d < a.rank(); ++d)
+        if (std::find(o.lhsBatch.begin(), o.lhsBatch.end(), static_cast<int64_t>(d)) == o.lhsBatch.end() &&
+            std::find(o.lhsContract.begin(), o.lhsContract.end(), static_cast<int64_t>(d)) == o.lhsContract.end())
+          lhsDims.push_back(static_cast<int64_t>(d));
+      size_t nb = o.lhsBatch.size(), q = std::min(p, nb);
+      ok_ = ok_ && nb > 0 && p <= lhsDims.size() && keeps([&](size_t d) { return lhsDims[d]; });
+      for (size_t d = 0; d < q && ok_; ++d)
+        ok_ = o.rhsBatch[d] == static_cast<int64_t>(d);
+      mark(o.operands[0], p);
+      mark(o.operands[1], q);
+      return;
+    }
     case OpKind::Fusion: {
       const std::vector<ir::Op> &inner = o.region->ops;
       for (ValueId v : inner.back().operands)
-        mark(v, d);
+        mark(v, p);
       for (size_t i = inner.size() - 1; i-- > 0;)
         operandsOf(inner[i]);
       for (size_t i = 0; i < o.region->params.size(); ++i)
-        if (auto it = dim_.find(o.region->params[i]); it != dim_.end())
+        if (auto it = prefix_.find(o.region->params[i]); it != prefix_.end())
           mark(o.operands[i], it->second);
       return;
     }
-    case OpKind::DotGeneral: // rows that are batch entries (the result's dimension 0 is the first batch one)
-      ok_ = ok_ && !o.lhsBatch.empty() && o.lhsBatch[0] == 0 && o.rhsBatch[0] == 0;
-      all(kRow);
-      return;
     case OpKind::Relayout: case OpKind::Call: case OpKind::Return:
       ok_ = false;
       return;
@@ -472,21 +504,22 @@ public:
 
 private:
   const ir::Function &f_;
-  int64_t rows_;
-  std::map<ValueId, int> dim_;
+  std::vector<int64_t> rows_;
+  std::map<ValueId, size_t> prefix_;
   bool ok_ = true;
 };
 
-/// The bytes of one row of each stored value a block touches, and the
-/// bytes a block may hold: rows are taken kRowBlockBytes at a time, in
-/// multiples of kInterleaved (a reduction's rows accumulate that many at
-/// once), so that a block's rows stay in the L2 cache of every x86 core
-/// Keel targets (512 KiB and more) between the group's operations.
+/// The bytes a block may hold: a block takes as many of the last row
+/// dimension's rows as fit kRowBlockBytes with what the block reads of
+/// the outer rows, in multiples of kInterleaved (a reduction's rows
+/// accumulate that many at once), so that a block's rows stay in the L2
+/// cache of every x86 core Keel targets (512 KiB and more) between the
+/// group's operations.
 constexpr int64_t kRowBlockBytes = int64_t{512} << 10;
 
-/// Whether `o` may start or extend a row group: one result of more than
-/// one row, row-major, computed by its own loop nest (not a value the schedule
-/// computes in its user's loop, reads through or never stores).
+/// Whether `o` may start or extend a row group: one result, row-major,
+/// computed by its own loop nest (not a value the schedule computes in
+/// its user's loop, reads through or never stores).
 bool rowMember(const ir::Function &f, const ir::Op &o, const FunctionSchedule &s) {
   switch (o.kind) {
   case OpKind::Fusion: case OpKind::Reduce: case OpKind::DotGeneral: case OpKind::Unary: case OpKind::Binary:
@@ -499,7 +532,7 @@ bool rowMember(const ir::Function &f, const ir::Op &o, const FunctionSchedule &s
     return false;
   ValueId r = o.results[0];
   const ir::TensorType &t = f.valueTypes[r];
-  return t.rank() > 0 && t.shape[0] > 1 && t.hasDefaultLayout() && !s.splats.count(r) && !s.computedInUser.count(r) &&
+  return t.rank() > 0 && t.hasDefaultLayout() && !s.splats.count(r) && !s.computedInUser.count(r) &&
          !s.readThrough.count(r);
 }
 
@@ -518,55 +551,86 @@ struct TopLevel {
   std::map<ValueId, size_t> lastRead;
 };
 
-/// The group f.ops[first, first + count), analysed; nullopt if it cannot
-/// be one.
-std::optional<RowGroup> rowGroup(const ir::Function &f, size_t first, size_t count, const TopLevel &top,
-                                 const FunctionSchedule &s) {
+/// The group f.ops[first, first + count) over rows `rows`, analysed;
+/// nullopt if it cannot be one.
+std::optional<RowGroup> rowGroup(const ir::Function &f, size_t first, size_t count, std::vector<int64_t> rows,
+                                 const TopLevel &top, const FunctionSchedule &s) {
+  int64_t rowCount = 1;
+  for (int64_t n : rows)
+    rowCount *= n;
+  if (rows.empty() || rowCount < 2)
+    return std::nullopt;
   RowGroup g;
   g.first = first;
   g.count = count;
-  g.rows = f.valueTypes[f.ops[first].results[0]].shape[0];
+  g.rows = std::move(rows);
+  size_t k = g.rows.size();
   RowAccess access(f, g.rows);
   std::set<ValueId> defined;
   for (size_t q = first; q < first + count; ++q)
     defined.insert(f.ops[q].results[0]);
   for (ValueId r : defined)
-    access.mark(r, RowAccess::kRow);
+    access.mark(r, k);
   for (size_t q = first + count; q-- > first;)
     access.operandsOf(f.ops[q]);
   if (!access.ok())
     return std::nullopt;
-  for (const auto &[v, d] : access.marks()) {
-    if (d == RowAccess::kRow)
-      g.rowIndexed.insert(v);
+  // A block holds its rows of the values of each row and, whole, what it
+  // reads of its outer rows: the stored values' bytes (values inside
+  // regions are computed in their users' loops).
+  int64_t rowBytes = 0, outerBytes = 0;
+  for (const auto &[v, p] : access.marks()) {
     // A value from before the group that the schedule never stores would
     // be computed in the block from what it reads, which is not analysed.
     if (top.values.count(v) && !defined.count(v) && !s.splats.count(v) &&
         (s.computedInUser.count(v) || s.readThrough.count(v)))
       return std::nullopt;
+    if (p == 0)
+      continue;
+    g.rowIndexed[v] = p;
+    if (!top.values.count(v) || s.splats.count(v))
+      continue;
+    int64_t bytes = f.valueTypes[v].elementCount().value_or(0) * storageBytes(f.valueTypes[v].dtype);
+    for (size_t d = 0; d < p; ++d)
+      bytes /= std::max<int64_t>(1, g.rows[d]);
+    (p == k ? rowBytes : outerBytes) += bytes;
   }
   // Results read after the group, or returned, are stored whole.
   for (ValueId r : defined)
     if (auto it = top.lastRead.find(r); it == top.lastRead.end() || it->second < first + count)
       g.local.insert(r);
-  // The stored bytes of one row: what the group reads from before it and
-  // what it writes (values inside regions are computed in their users' loops).
-  int64_t rowBytes = 0;
-  for (ValueId v : g.rowIndexed)
-    if (top.values.count(v) && !s.splats.count(v))
-      rowBytes += f.valueTypes[v].elementCount().value_or(0) / g.rows * storageBytes(f.valueTypes[v].dtype);
-  g.blockRows = std::clamp<int64_t>(kRowBlockBytes / std::max<int64_t>(1, rowBytes), 1, g.rows);
+  g.blockRows = std::clamp<int64_t>((kRowBlockBytes - std::min(outerBytes, kRowBlockBytes / 2)) /
+                                        std::max<int64_t>(1, rowBytes),
+                                    1, g.rows.back());
   if (g.blockRows >= kInterleaved)
     g.blockRows -= g.blockRows % kInterleaved;
   return g;
+}
+
+/// The group with op q added (or starting at q), its rows the leading
+/// dimensions its results share, as many as its analysis allows; nullopt
+/// if none does.
+std::optional<RowGroup> withOp(const ir::Function &f, const std::optional<RowGroup> &open, size_t q,
+                               const TopLevel &top, const FunctionSchedule &s) {
+  const std::vector<int64_t> &shape = f.valueTypes[f.ops[q].results[0]].shape;
+  std::vector<int64_t> rows = open ? open->rows : shape;
+  size_t k = 0;
+  while (k < rows.size() && k < shape.size() && rows[k] == shape[k])
+    ++k;
+  for (; k > 0; --k)
+    if (std::optional<RowGroup> g = rowGroup(f, open ? open->first : q, open ? open->count + 1 : 1,
+                                             std::vector<int64_t>(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(k)),
+                                             top, s))
+      return g;
+  return std::nullopt;
 }
 
 /// rowGroups: runs of consecutive operations over the same rows (at most
 /// kMaxRowGroup, so that the analysis stays linear in the function),
 /// each reading what the run computed at its own rows only, with at least
 /// one result used only within the run and enough work to run on threads.
-/// A run grows while its analysis holds; the operation that breaks it
-/// starts the next.
+/// A run grows while its analysis holds (its rows as many leading
+/// dimensions as it allows); the operation that breaks it starts the next.
 void chooseRowGroups(const ir::Function &f, int64_t threshold, FunctionSchedule &s) {
   constexpr size_t kMaxRowGroup = 16;
   TopLevel top(f);
@@ -581,16 +645,15 @@ void chooseRowGroups(const ir::Function &f, int64_t threshold, FunctionSchedule 
       s.rowGroups.push_back(*open);
   };
   for (size_t q = 0; q < f.ops.size(); ++q) {
-    const ir::Op &o = f.ops[q];
-    bool member = rowMember(f, o, s);
-    if (member && open && open->count < kMaxRowGroup && f.valueTypes[o.results[0]].shape[0] == open->rows) {
-      if (std::optional<RowGroup> grown = rowGroup(f, open->first, open->count + 1, top, s)) {
+    bool member = rowMember(f, f.ops[q], s);
+    if (member && open && open->count < kMaxRowGroup) {
+      if (std::optional<RowGroup> grown = withOp(f, open, q, top, s)) {
         open = grown;
         continue;
       }
     }
     close();
-    open = member ? rowGroup(f, q, 1, top, s) : std::nullopt;
+    open = member ? withOp(f, std::nullopt, q, top, s) : std::nullopt;
   }
   close();
 }
@@ -660,13 +723,15 @@ std::string printSchedule(const ir::Module &m, const Schedule &schedule) {
         line(v, oneElement(f, v) ? "on threads (its tree order's chunks split across them)"
                                   : "on threads (its independent elements split across them)");
     for (const RowGroup &g : s.rowGroups) {
-      std::string members, local;
+      std::string members, local, rows;
       for (size_t q = g.first; q < g.first + g.count; ++q)
         members += (members.empty() ? "" : ", ") + names[f.ops[q].results[0]];
       for (ValueId v : g.local)
         local += (local.empty() ? "" : ", ") + names[v];
-      out += "  " + members + ": by blocks of " + std::to_string(g.blockRows) + " of their " + std::to_string(g.rows) +
-             " rows; " + local + " kept per block\n";
+      for (int64_t n : g.rows)
+        rows += (rows.empty() ? "" : "x") + std::to_string(n);
+      out += "  " + members + ": by blocks of " + std::to_string(g.blockRows) + " of their " + rows + " rows; " + local +
+             " kept per block\n";
     }
     out += s.freeEarly ? "  buffers freed after their last use\n" : "  buffers freed on return\n";
   }

@@ -40,6 +40,11 @@ public:
 private:
   ExprPtr load(ValueId v, const std::vector<Ix> &index) override;
   ExprPtr inBuffer(ValueId v, ExprPtr addr) override;
+  /// In a chunk of a row group's blocks, every scratch (a value's, a
+  /// contraction's tile and panel) is allocated once for the chunk and
+  /// freed after it.
+  Slot allocateScratch(int64_t bytes, const ir::Op &o) override;
+  void release(Slot slot) override;
   Slot bufferOf(ValueId v, const ir::Op &user) override;
   void define(ValueId v, const ir::Op &o) override;
   void lowerOps(const std::vector<ir::Op> &ops, std::vector<ValueId> *regionResults) override;
@@ -61,8 +66,9 @@ private:
   /// buffers addressed from the block's first row, the others in the
   /// scratch; the last, shorter block after the loop.
   void lowerRowGroup(const RowGroup &g);
-  /// One block of `rows` rows from the row in slot `first`.
-  void lowerRowBlock(const RowGroup &g, Slot first, int64_t rows);
+  /// One block: `rows` rows of the last row dimension, from the rows in
+  /// slots `first` (one per row dimension).
+  void lowerRowBlock(const RowGroup &g, std::vector<Slot> first, int64_t rows);
 
   /// Interleaved: `count` consecutive elements of the result's innermost
   /// dimension accumulate at once, each in a slot of its own, in the
@@ -102,11 +108,12 @@ private:
   std::vector<std::vector<std::vector<ValueId>>> dying_;
   /// Each top-level operation of a row group, its group.
   std::map<const ir::Op *, const RowGroup *> groupOf_;
-  /// While a block of a row group is lowered: the group, its first row,
-  /// and the values in buffers of all the rows (made before the block
-  /// loop; region parameters bound to them), addressed from that row.
+  /// While a block of a row group is lowered: the group, its first row in
+  /// each row dimension, and the values in buffers of all the rows (made
+  /// before the block loop; region parameters bound to them), addressed
+  /// from those rows.
   const RowGroup *blockGroup_ = nullptr;
-  Slot blockFirstRow_ = 0;
+  std::vector<Slot> blockFirst_;
   std::set<ValueId> wholeRows_;
   /// Values given their buffers before their operation is lowered (a row
   /// group's results read after it): define leaves them as they are.
@@ -146,13 +153,33 @@ ExprPtr ScheduledLowering::load(ValueId v, const std::vector<Ix> &index) {
 }
 
 ExprPtr ScheduledLowering::inBuffer(ValueId v, ExprPtr addr) {
-  if (!blockGroup_ || !blockGroup_->rowIndexed.count(v) || !wholeRows_.count(v))
+  if (!blockGroup_ || !wholeRows_.count(v))
     return addr;
-  // Row r of the block is row first + r of the buffer (dimension 0 is the
-  // outermost: row-major).
-  int64_t rowStride = strides(f_.valueTypes[v])[0];
-  return makeBinary(BinaryOp::Add, std::move(addr),
-                    makeBinary(BinaryOp::Mul, var(blockFirstRow_), i64(rowStride)));
+  auto it = blockGroup_->rowIndexed.find(v);
+  if (it == blockGroup_->rowIndexed.end())
+    return addr;
+  // The block's row r of dimension d is row first[d] + r of the buffer
+  // (the rows are the outermost dimensions: row-major).
+  std::vector<int64_t> whole = strides(f_.valueTypes[v]);
+  for (size_t d = 0; d < it->second; ++d)
+    addr = makeBinary(BinaryOp::Add, std::move(addr), makeBinary(BinaryOp::Mul, var(blockFirst_[d]), i64(whole[d])));
+  return addr;
+}
+
+Slot ScheduledLowering::allocateScratch(int64_t bytes, const ir::Op &o) {
+  if (!hoistInto_)
+    return ReferenceLowering::allocateScratch(bytes, o);
+  std::vector<StmtPtr> *here = block_;
+  block_ = hoistInto_;
+  Slot slot = ReferenceLowering::allocateScratch(bytes, o);
+  block_ = here;
+  hoisted_.push_back(slot);
+  return slot;
+}
+
+void ScheduledLowering::release(Slot slot) {
+  if (std::find(hoisted_.begin(), hoisted_.end(), slot) == hoisted_.end())
+    ReferenceLowering::release(slot); // (a hoisted one is freed after its chunk)
 }
 
 /// A value the schedule never stores (a splat, a broadcast read through) is
@@ -173,11 +200,7 @@ void ScheduledLowering::define(ValueId v, const ir::Op &o) {
   if (predefined_.count(v))
     return;
   if (hoistInto_) { // a chunk's scratch, for each of its blocks in turn
-    std::vector<StmtPtr> *here = block_;
-    block_ = hoistInto_;
     buffer_[v] = allocateScratch(*type(v).elementCount() * storageBytes(type(v).dtype), o);
-    block_ = here;
-    hoisted_.push_back(buffer_[v]);
     hoistedValues_.insert(v);
     return;
   }
@@ -283,46 +306,72 @@ void ScheduledLowering::lowerRowGroup(const RowGroup &g) {
     }
   }
   std::vector<StmtPtr> *saved = block_;
-  int64_t blocks = g.rows / g.blockRows, rest = g.rows % g.blockRows;
+  size_t k = g.rows.size();
+  int64_t outer = 1;
+  for (size_t d = 0; d + 1 < k; ++d)
+    outer *= g.rows[d];
+  int64_t blocks = g.rows.back() / g.blockRows, rest = g.rows.back() % g.blockRows;
+  // The first rows of the block `outerIndex` (an index of the outer rows,
+  // row-major) and `last` (of the last).
+  auto firsts = [&](ExprPtr outerIndex, ExprPtr last) {
+    std::vector<Slot> first(k);
+    Slot index = newSlot(Type::I64);
+    assign(index, std::move(outerIndex));
+    int64_t stride = 1;
+    for (size_t d = k - 1; d-- > 0;) {
+      first[d] = newSlot(Type::I64);
+      assign(first[d], makeBinary(BinaryOp::Rem, makeBinary(BinaryOp::Div, var(index), i64(stride)), i64(g.rows[d])));
+      stride *= g.rows[d];
+    }
+    first[k - 1] = newSlot(Type::I64);
+    assign(first[k - 1], std::move(last));
+    return first;
+  };
   if (blocks > 0) {
-    // The blocks in at most kRowChunks chunks, each a parallel iteration
-    // that allocates its scratch once for all of its blocks.
+    // The blocks of full length, outer rows first, in at most kRowChunks
+    // chunks, each a parallel iteration that allocates its scratch once
+    // for all of its blocks.
     constexpr int64_t kRowChunks = 64;
-    int64_t perChunk = (blocks + kRowChunks - 1) / kRowChunks, chunks = (blocks + perChunk - 1) / perChunk;
+    int64_t total = outer * blocks;
+    int64_t perChunk = (total + kRowChunks - 1) / kRowChunks, chunks = (total + perChunk - 1) / perChunk;
     Slot c = openLoop(i64(0), i64(chunks), threaded && chunks > 1 && block_ == &fn_.body);
     std::vector<StmtPtr> *chunkBody = block_;
     std::vector<StmtPtr> allocations;
     hoistInto_ = &allocations;
     Slot b = openLoop(makeBinary(BinaryOp::Mul, var(c), i64(perChunk)),
                       makeBinary(BinaryOp::Min, makeBinary(BinaryOp::Mul, makeBinary(BinaryOp::Add, var(c), i64(1)), i64(perChunk)),
-                                 i64(blocks)));
-    Slot first = newSlot(Type::I64);
-    assign(first, makeBinary(BinaryOp::Mul, var(b), i64(g.blockRows)));
-    lowerRowBlock(g, first, g.blockRows);
+                                 i64(total)));
+    lowerRowBlock(g, firsts(makeBinary(BinaryOp::Div, var(b), i64(blocks)),
+                            makeBinary(BinaryOp::Mul, makeBinary(BinaryOp::Rem, var(b), i64(blocks)), i64(g.blockRows))),
+                  g.blockRows);
     chunkBody->insert(chunkBody->begin(), std::make_move_iterator(allocations.begin()),
                       std::make_move_iterator(allocations.end()));
     block_ = chunkBody;
     for (Slot scratch : hoisted_)
-      release(scratch);
+      ReferenceLowering::release(scratch);
     hoisted_.clear();
     hoistedValues_.clear();
     hoistInto_ = nullptr;
     block_ = saved;
   }
-  if (rest > 0) {
-    Slot first = newSlot(Type::I64);
-    assign(first, i64(blocks * g.blockRows));
-    lowerRowBlock(g, first, rest);
+  if (rest > 0) { // the last rows of each outer row, a shorter block each
+    Slot o = openLoop(i64(0), i64(outer), threaded && outer > 1 && block_ == &fn_.body);
+    lowerRowBlock(g, firsts(var(o), i64(blocks * g.blockRows)), rest);
     block_ = saved;
   }
   wholeRows_.clear();
 }
 
-void ScheduledLowering::lowerRowBlock(const RowGroup &g, Slot first, int64_t rows) {
-  for (ValueId v : g.rowIndexed)
-    types_[v].shape[0] = rows;
+void ScheduledLowering::lowerRowBlock(const RowGroup &g, std::vector<Slot> first, int64_t rows) {
+  size_t k = g.rows.size();
+  for (const auto &[v, p] : g.rowIndexed) {
+    for (size_t d = 0; d < std::min(p, k - 1); ++d)
+      types_[v].shape[d] = 1;
+    if (p == k)
+      types_[v].shape[k - 1] = rows;
+  }
   blockGroup_ = &g;
-  blockFirstRow_ = first;
+  blockFirst_ = std::move(first);
   std::set<ValueId> ownedBefore = owned_;
   for (size_t q = g.first; q < g.first + g.count; ++q)
     lowerOp(f_.ops[q]);
@@ -331,8 +380,8 @@ void ScheduledLowering::lowerRowBlock(const RowGroup &g, Slot first, int64_t row
     if (!ownedBefore.count(v))
       free(v);
   blockGroup_ = nullptr;
-  for (ValueId v : g.rowIndexed)
-    types_[v].shape[0] = f_.valueTypes[v].shape[0];
+  for (const auto &[v, p] : g.rowIndexed)
+    types_[v].shape = f_.valueTypes[v].shape;
 }
 
 void ScheduledLowering::lowerReturn(const ir::Op &o) {

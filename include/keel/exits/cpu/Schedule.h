@@ -32,18 +32,21 @@
 //                   contiguous range of them with the same code, so no
 //                   bit depends on the thread count; a sum to one
 //                   element in the tree order splits its chunks;
-//   rowGroups       consecutive operations over the same rows, each row of
-//                   every result computed from the same row of what they
-//                   read (layer norm's reductions and its elementwise
-//                   work), run as one loop over blocks of rows: each block
-//                   runs every operation in turn on its rows, so a row is
-//                   read from memory once and stays in cache for the
-//                   rest, and values used only inside the group live in
-//                   block-sized scratch, never stored whole. Each element
-//                   is computed as before (the same expression, a
-//                   reduction's terms in the same order), whichever block
-//                   holds its row; the blocks are independent and run on
-//                   threads;
+//   rowGroups       consecutive operations over the same rows (their
+//                   results' leading dimensions), each row of every result
+//                   computed from the same row of what they read, or from
+//                   what is the same for every row or every outer row
+//                   (layer norm's reductions and elementwise work; a
+//                   softmax with the contractions around it, by batch
+//                   entry and query row), run as one loop over blocks of
+//                   rows: each block runs every operation in turn on its
+//                   rows, so a row is read from memory once and stays in
+//                   cache for the rest, and values used only inside the
+//                   group live in block-sized scratch, never stored
+//                   whole. Each element is computed as before (the same
+//                   expression, a reduction's terms in the same order),
+//                   whichever block holds its row; the blocks are
+//                   independent and run on threads;
 //   freeEarly       each buffer is freed after its last use, so that the
 //                   runtime can hand its memory to the next allocation.
 //
@@ -83,18 +86,22 @@ struct ContractionPlan {
   int64_t tileRows = 0, tileColumns = 0; ///< Tiled only
 };
 
-/// Operations f.ops[first, first + count) whose results all have `rows`
-/// rows (dimension 0, row-major), computed block by block: the group's
-/// ops in turn on rows [b, b + blockRows) for b = 0, blockRows, ..., the
-/// last block shorter.
+/// Operations f.ops[first, first + count) whose results share their first
+/// k dimensions, the group's `rows` (row-major), computed block by block:
+/// each block is one index of the outer k - 1 rows and `blockRows` of the
+/// last (the last block of each shorter), and runs the group's
+/// operations in turn on them.
 struct RowGroup {
   size_t first = 0, count = 0;
-  int64_t rows = 0, blockRows = 0;
-  /// Every value the group reads or defines whose dimension 0 is its row
-  /// (the results, operands, region parameters and values inside
-  /// regions); the others (a gamma broadcast along rows, a scalar) are the
-  /// same for every row.
-  std::set<ir::ValueId> rowIndexed;
+  std::vector<int64_t> rows;
+  int64_t blockRows = 0;
+  /// Every value the group reads or defines whose first p dimensions are
+  /// the first p rows (1 <= p <= k), by value: the results, operands,
+  /// region parameters and values inside regions (a value of each outer
+  /// row, as attention's keys are of each batch entry, has p < k); values
+  /// the same for every row (a gamma broadcast along rows, a scalar) are
+  /// absent.
+  std::map<ir::ValueId, size_t> rowIndexed;
   /// The results read only within the group: kept per block.
   std::set<ir::ValueId> local;
 };
