@@ -525,8 +525,10 @@ bool rowMember(const ir::Function &f, const ir::Op &o, const FunctionSchedule &s
   case OpKind::Fusion: case OpKind::Reduce: case OpKind::DotGeneral: case OpKind::Unary: case OpKind::Binary:
   case OpKind::Compare: case OpKind::Select: case OpKind::Convert:
     break;
-  default:
-    return false;
+  case OpKind::Constant: case OpKind::Iota: case OpKind::BroadcastInDim: case OpKind::Reshape: case OpKind::Transpose:
+  case OpKind::Slice: case OpKind::Concatenate: case OpKind::Copy: case OpKind::Relayout: case OpKind::Call:
+  case OpKind::Return:
+    return false; // index maps and sources read through or stored whole; barriers
   }
   if (o.results.size() != 1)
     return false;
