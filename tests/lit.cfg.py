@@ -13,6 +13,10 @@ config.test_exec_root = os.path.join(os.path.dirname(config.keel_bin_dir), "..",
 config.excludes = ["Inputs"]
 config.environment["PATH"] = os.pathsep.join(
     [config.keel_bin_dir, config.keel_test_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+# The compile cache: one directory for the whole suite, in the build tree
+# (never the user's). CTest runs the value tests a second time against it
+# (cli_cached), so every one of them also runs from cached objects.
+config.environment["KEEL_CACHE_DIR"] = os.path.normpath(os.path.join(config.keel_bin_dir, "..", "..", "tests", "cache"))
 # `%keel-run ARGS` is `keel run ARGS` fused (the default), unfused and through
 # --exit reference, failing unless all give the same bytes.
 config.substitutions.append(("%keel-run", f"{config.system_python} {os.path.join(os.path.dirname(__file__), 'run', 'both_exits.py')} keel run"))

@@ -9,6 +9,8 @@
 
 #include <llvm/Analysis/LoopAccessAnalysis.h>
 #include <llvm/ExecutionEngine/Orc/AbsoluteSymbols.h>
+#include <llvm/ExecutionEngine/ObjectCache.h>
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/DiagnosticHandler.h>
 #include <llvm/IR/DiagnosticInfo.h>
@@ -1506,30 +1508,67 @@ struct Program::Impl {
 Program::Program() : impl_(std::make_unique<Impl>()) {}
 Program::~Program() = default;
 
-std::unique_ptr<Program> Program::compile(const loop::Module &m, std::string &error, CompileTimes *times) {
+std::unique_ptr<Program> Program::compile(const loop::Module &m, std::string &error, CompileTimes *times,
+                                          const ObjectCache *cache, std::vector<std::string> *warnings) {
   initializeTarget();
+  CompileTimes ignored;
+  CompileTimes &t = times ? *times : ignored;
+  std::vector<std::string> unreported;
+  std::vector<std::string> &problems = warnings ? *warnings : unreported;
   auto clock = std::chrono::steady_clock::now();
   auto lap = [&](double CompileTimes::*field) {
     auto now = std::chrono::steady_clock::now();
-    if (times)
-      times->*field += std::chrono::duration<double>(now - clock).count();
+    t.*field += std::chrono::duration<double>(now - clock).count();
     clock = now;
   };
   auto ctx = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> module = emit(m, *ctx, error);
   if (!module)
     return nullptr;
-  std::string problems;
-  llvm::raw_string_ostream os(problems);
-  if (llvm::verifyModule(*module, &os)) {
-    error = "LLVM rejected the generated module: " + problems;
-    return nullptr;
+  {
+    std::string verifier;
+    llvm::raw_string_ostream os(verifier);
+    if (llvm::verifyModule(*module, &os)) {
+      error = "LLVM rejected the generated module: " + verifier;
+      return nullptr;
+    }
   }
   lap(&CompileTimes::emit);
-  if (!optimize(*module, error))
+  // The module as generated is the cache key's program: a hit skips -O2
+  // and code generation.
+  std::string key;
+  std::optional<std::string> object;
+  if (cache && cache->usable()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os, nullptr);
+    key = cacheKey(text, hostAndBuild());
+    object = cache->load(key, problems);
+    t.cacheHit = object.has_value();
+    lap(&CompileTimes::cache);
+  }
+  if (!object && !optimize(*module, error))
     return nullptr;
-  lap(&CompileTimes::optimize);
-  auto jit = llvm::orc::LLJITBuilder().create();
+  if (!object)
+    lap(&CompileTimes::optimize);
+  // On a miss the JIT's compiler hands the object it made to `compiled`.
+  struct Keep : llvm::ObjectCache {
+    std::string object;
+    void notifyObjectCompiled(const llvm::Module *, llvm::MemoryBufferRef buffer) override {
+      object = buffer.getBuffer().str();
+    }
+    std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module *) override { return nullptr; }
+  } compiled;
+  llvm::orc::LLJITBuilder builder;
+  if (!object && !key.empty())
+    builder.setCompileFunctionCreator([&](llvm::orc::JITTargetMachineBuilder machine)
+                                          -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+      auto target = machine.createTargetMachine();
+      if (!target)
+        return target.takeError();
+      return std::make_unique<llvm::orc::TMOwningSimpleCompiler>(std::move(*target), &compiled);
+    });
+  auto jit = builder.create();
   if (!jit) {
     error = llvm::toString(jit.takeError());
     return nullptr;
@@ -1538,18 +1577,25 @@ std::unique_ptr<Program> Program::compile(const loop::Module &m, std::string &er
     error = llvm::toString(std::move(err));
     return nullptr;
   }
-  if (auto err = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx)))) {
-    error = llvm::toString(std::move(err));
+  llvm::Error added = object ? (*jit)->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(*object, key))
+                             : (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx)));
+  if (added) {
+    error = llvm::toString(std::move(added));
     return nullptr;
   }
   std::unique_ptr<Program> program(new Program());
   program->impl_->jit = std::move(*jit);
   program->module_ = &m;
   // The module is one unit: looking up any function makes machine code for
-  // all of it, now rather than at the first call.
+  // all of it (or links the cached object), now rather than at the first
+  // call.
   if (!m.functions.empty() && !program->address(m.functions.front().name, error))
     return nullptr;
-  lap(&CompileTimes::machineCode);
+  lap(object ? &CompileTimes::cache : &CompileTimes::machineCode);
+  if (!object && !key.empty() && !compiled.object.empty()) {
+    cache->store(key, compiled.object, problems);
+    lap(&CompileTimes::cache);
+  }
   return program;
 }
 

@@ -33,6 +33,8 @@ int runOpt(const std::vector<std::string_view> &args);
 int runRun(const std::vector<std::string_view> &args);
 int runTest(const std::vector<std::string_view> &args);
 int runEmit(const std::vector<std::string_view> &args);
+/// `keel cache [--clear]`: the compile cache's directory and size; clears it.
+int runCache(const std::vector<std::string_view> &args);
 
 /// `keel run FILE --entry F --arg NAME=SPEC... [--bind N=4] [--out DIR]`:
 /// a tensor function on the CPU oracle (RunTensor.cpp).

@@ -38,6 +38,9 @@ constexpr CommandRow kCommands[] = {
     {"ir", 'i', "keel ir [OPTIONS] FILE --entry F [--bind N=4,...]",
      "Prints the tensor IR of a function instantiated at the given sizes."},
     {"opt", 'o', "keel opt [OPTIONS] IRFILE", "Parses, verifies and prints tensor IR text, after the passes asked for."},
+    {"cache", 'k', "keel cache [--clear] [--cache-dir DIR]",
+     "Prints where the compile cache is, its entries and their size (bounded by $KEEL_CACHE_MAX_SIZE, default 1G); "
+     "--clear empties it."},
 };
 
 const CommandRow *command(std::string_view name) {

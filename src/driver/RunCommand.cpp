@@ -1,4 +1,4 @@
-//===- RunCommand.cpp - `keel run`, `keel test`, `keel emit` -------------===//
+//===- RunCommand.cpp - `keel run`, `keel test`, `keel emit`, `keel cache` ===//
 //
 //   keel run FILE            runs main; exit status: main's int (0 for void)
 //   keel test FILE           runs each test block in a child process and
@@ -9,6 +9,9 @@
 //                            the MLIR linalg exit of a tensor function (RunTensor.cpp)
 //   keel emit --stablehlo FILE --entry F [--bind N=4] [--main --arg ...]
 //                            its StableHLO exit (an entry declaring ![gpu])
+//   keel cache [--clear]     the compile cache's directory, entries and size
+//                            (keel run and keel test keep compiled code there:
+//                            --cache-dir DIR, $KEEL_CACHE_DIR, --no-cache)
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -25,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <cstdio>
+#include <filesystem>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,11 +37,12 @@ namespace keel::driver {
 namespace {
 
 /// What `keel run`, `keel test` and `keel emit` compile: FILE's whole
-/// program through the pipeline to `product` (compiled code, or loop or
-/// LLVM IR text). Prints diagnostics (and --time-passes's report); nullopt
-/// on errors.
+/// program from `roots` through the pipeline to `product` (compiled code,
+/// or loop or LLVM IR text). Prints diagnostics (and --time-passes's
+/// report); nullopt on errors.
 std::optional<pipeline::Compiled> compileFile(const std::string &command, const std::string &path,
-                                              const OutputOptions &output, pipeline::Product product) {
+                                              const OutputOptions &output, pipeline::Product product,
+                                              ProgramRoots roots) {
   SourceManager sources;
   std::optional<FileId> file = loadOrComplain(sources, path, command);
   if (!file)
@@ -49,6 +54,7 @@ std::optional<pipeline::Compiled> compileFile(const std::string &command, const 
     if (std::shared_ptr<const pipeline::Loaded> loaded = pipeline::load(c, *file)) {
       pipeline::Request request;
       request.product = product;
+      request.roots = roots;
       out = pipeline::compile(c, *loaded, std::move(request));
     }
   }
@@ -67,7 +73,10 @@ struct Parsed {
   ExitEmitOptions exit;    ///< keel emit --linalg / --stablehlo, --main, --keel-math
   std::optional<int64_t> maxMemory; ///< keel run --max-memory
   std::optional<int32_t> threads;   ///< keel run / test --threads
-  bool help = false;                ///< --help was printed: exit 0
+  std::optional<std::string> cacheDir; ///< --cache-dir DIR
+  bool noCache = false;                ///< --no-cache
+  bool clear = false;                  ///< keel cache --clear
+  bool help = false;                   ///< --help was printed: exit 0
 };
 
 /// A byte count: digits, optionally followed by K, M, G or T (powers of
@@ -117,6 +126,35 @@ bool setThreads(const std::string &command, std::optional<int32_t> threads) {
   return true;
 }
 
+/// The compile cache's directory and bound (Options::cacheDir, cacheMaxBytes):
+/// none with --no-cache, else --cache-dir, $KEEL_CACHE_DIR or the default
+/// (a relative directory from the working directory), bounded by
+/// $KEEL_CACHE_MAX_SIZE; false (after the message) when that is not a size.
+bool setCache(const std::string &command, Parsed &p) {
+  pipeline::Options &o = p.output.pipeline;
+  if (const char *env = std::getenv("KEEL_CACHE_MAX_SIZE"); env && *env) {
+    std::optional<int64_t> bytes = parseByteSize(env);
+    if (!bytes) {
+      usageError(command, std::string("KEEL_CACHE_MAX_SIZE must be a size such as 512M or 2G, not '") + env + "'");
+      return false;
+    }
+    o.cacheMaxBytes = static_cast<uint64_t>(*bytes);
+  }
+  if (p.noCache)
+    return true;
+  std::string dir = p.cacheDir.value_or("");
+  if (dir.empty())
+    if (const char *env = std::getenv("KEEL_CACHE_DIR"); env && *env)
+      dir = env;
+  if (dir.empty())
+    dir = pipeline::defaultCacheDir();
+  std::error_code ec;
+  if (!dir.empty() && dir[0] != '/')
+    dir = std::filesystem::absolute(dir, ec).string();
+  o.cacheDir = dir;
+  return true;
+}
+
 std::optional<Parsed> parseArgs(const std::string &command, const std::vector<std::string_view> &args, bool emit) {
   Parsed p;
   auto usage = [&](const std::string &message) -> std::optional<Parsed> {
@@ -148,6 +186,15 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
       p.exit.keelMath = true;
     else if (!emit && a == "--print-full")
       keel_rt_set_print_full(1);
+    else if (!emit && a == "--no-cache")
+      p.noCache = true;
+    else if (a == "--clear")
+      p.clear = true;
+    else if (!emit && a == "--cache-dir") {
+      if (i + 1 == args.size() || args[i + 1].empty())
+        return usage("--cache-dir needs a directory");
+      p.cacheDir = std::string(args[++i]);
+    }
     else if (!emit && a == "--threads") {
       if (i + 1 == args.size() || args[i + 1].empty())
         return usage("--threads needs a thread count");
@@ -226,6 +273,12 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
     return usage("--" + p.emit + " emits one tensor function and its callees: name it with --entry F");
   if (emit && !p.tensor.args.empty() && !p.exit.main)
     return usage("--arg gives the values @main runs on: add --main");
+  if (p.noCache && p.cacheDir)
+    return usage("--cache-dir and --no-cache do not go together");
+  if (!emit && !setCache(command, p))
+    return std::nullopt;
+  if (command == "cache")
+    return p.path.empty() ? std::optional<Parsed>(p) : usage("takes no file");
   if (p.path.empty())
     return usage("no input file");
   if (emit && p.emit.empty())
@@ -248,7 +301,8 @@ int runRun(const std::vector<std::string_view> &args) {
     p->tensor.output = p->output;
     return runTensorEntry(p->tensor);
   }
-  std::optional<pipeline::Compiled> compiled = compileFile("run", p->path, p->output, pipeline::Product::Executable);
+  std::optional<pipeline::Compiled> compiled = compileFile("run", p->path, p->output, pipeline::Product::Executable,
+                                                                   ProgramRoots::Main);
   if (!compiled)
     return 1;
   pipeline::Executable *program = compiled->executable.get();
@@ -272,7 +326,8 @@ int runTest(const std::vector<std::string_view> &args) {
     return p ? 0 : 2;
   if (!setThreads("test", p->threads))
     return 2;
-  std::optional<pipeline::Compiled> compiled = compileFile("test", p->path, p->output, pipeline::Product::Executable);
+  std::optional<pipeline::Compiled> compiled = compileFile("test", p->path, p->output, pipeline::Product::Executable,
+                                                                   ProgramRoots::Tests);
   if (!compiled)
     return 1;
   pipeline::Executable *program = compiled->executable.get();
@@ -321,10 +376,38 @@ int runEmit(const std::vector<std::string_view> &args) {
   pipeline::Product product = p->emit == "loop"  ? pipeline::Product::LoopIr
                              : p->emit == "llvm" ? pipeline::Product::LlvmIr
                                                  : pipeline::Product::LlvmIrOptimized;
-  std::optional<pipeline::Compiled> compiled = compileFile("emit", p->path, p->output, product);
+  std::optional<pipeline::Compiled> compiled = compileFile("emit", p->path, p->output, product, ProgramRoots::MainAndTests);
   if (!compiled)
     return 1;
   return writeOutput("emit", compiled->text, p->output);
+}
+
+int runCache(const std::vector<std::string_view> &args) {
+  std::optional<Parsed> p = parseArgs("cache", args, false);
+  if (!p || p->help)
+    return p ? 0 : 2;
+  const std::string &dir = p->output.pipeline.cacheDir;
+  if (dir.empty())
+    return usageError("cache", "there is no compile cache to show (--no-cache, or no home directory)");
+  std::string warning;
+  if (p->clear) {
+    std::optional<uint64_t> removed = pipeline::clearCache(dir, warning);
+    if (!removed) {
+      std::fprintf(stderr, "keel cache: error: %s\n", warning.c_str());
+      return 1;
+    }
+    std::printf("%s: removed %llu entries\n", dir.c_str(), static_cast<unsigned long long>(*removed));
+    return 0;
+  }
+  std::optional<pipeline::CacheUsage> usage = pipeline::cacheUsage(dir, warning);
+  if (!usage) {
+    std::fprintf(stderr, "keel cache: error: %s\n", warning.c_str());
+    return 1;
+  }
+  std::printf("%s: %llu entries, %.1f MiB of %.1f MiB\n", dir.c_str(), static_cast<unsigned long long>(usage->entries),
+              static_cast<double>(usage->bytes) / (1 << 20),
+              static_cast<double>(p->output.pipeline.cacheMaxBytes) / (1 << 20));
+  return 0;
 }
 
 } // namespace keel::driver

@@ -22,6 +22,7 @@ constexpr std::string_view kUsage =
     "            StableHLO (--stablehlo --entry F)\n"
     "  ir        the tensor IR of a function at given sizes\n"
     "  opt       parse, verify and print tensor IR text\n"
+    "  cache     the compile cache's size (--clear: empty it)\n"
     "  fp        how values round in f16, bf16, tf32, fp8e4m3fn, fp8e5m2, f32, f64\n"
     "            (keel fp --help for its subcommands)\n"
     "\n"
@@ -58,6 +59,8 @@ static int dispatch(int argc, char **argv) {
     return keel::driver::runIr(rest);
   if (command == "opt")
     return keel::driver::runOpt(rest);
+  if (command == "cache")
+    return keel::driver::runCache(rest);
   if (command == "fp")
     return keel::driver::runFp(rest);
   std::fprintf(stderr, "keel: error: unknown command '%.*s'\nsee 'keel --help'\n",

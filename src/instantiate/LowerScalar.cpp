@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <set>
+#include <utility>
 
 namespace keel::instantiate {
 
@@ -115,11 +117,16 @@ public:
   /// The tensor functions scalar code uses (built, not yet verified).
   ir::Module takeTensors() { return std::move(tensors_.module()); }
 
+  /// The scalar functions called by what was lowered since the last call,
+  /// in call order (repeats included).
+  std::vector<std::string> takeCalled() { return std::exchange(called_, {}); }
+
 private:
   void begin(Function &f) {
     f_ = &f;
     scopes_.assign(1, {});
     tensorVars_.clear();
+    expressions_ = 0; // names are the function's: the same whichever functions are lowered
   }
   /// Tensor variables start null and are freed when the function ends.
   void end() {
@@ -379,6 +386,7 @@ private:
       for (const Arg &a : c.args)
         args.push_back(expr(*a.value));
       out = makeCall(c.callee, typeOf(it->second.result), std::move(args));
+      called_.push_back(c.callee);
       break;
     }
     case ExprKind::Index: out = element(*e.as<IndexExpr>(), type); break;
@@ -634,25 +642,65 @@ private:
   std::vector<Slot> temps_;                    ///< to free after the current statement
   std::vector<StmtPtr> *out_ = nullptr;        ///< where an expression's preparation goes
   size_t expressions_ = 0;
+  std::vector<std::string> called_;            ///< see takeCalled
 };
 
 } // namespace
 
 std::optional<ScalarProgram> lowerScalarProgram(const SourceManager &sources, const Program &program,
                                                 const sema::CheckedProgram &checked, DiagnosticEngine &diags,
-                                                ir::SumOrder defaultOrder) {
+                                                ProgramRoots roots, ir::SumOrder defaultOrder) {
+  // The scalar functions by name, in declaration order (the checker's
+  // signature must be this declaration's: a duplicate was reported).
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < program.functions.size(); ++i) {
+    const FunctionDecl &fn = program.functions[i];
+    auto it = checked.functions.find(fn.name);
+    if (it != checked.functions.end() && it->second.decl == &fn && isScalarSignature(it->second))
+      index.emplace(fn.name, i);
+  }
   Lowerer lower(sources, program, checked, diags, defaultOrder);
+  std::set<size_t> reached; // declaration indices, lowered or about to be
+  std::vector<size_t> work;
+  auto reach = [&](const std::vector<std::string> &names) {
+    for (const std::string &name : names)
+      if (auto it = index.find(name); it != index.end() && reached.insert(it->second).second)
+        work.push_back(it->second);
+  };
   try {
-    for (const FunctionDecl &fn : program.functions) {
-      auto it = checked.functions.find(fn.name);
-      if (it != checked.functions.end() && it->second.decl == &fn && isScalarSignature(it->second))
-        lower.function(fn, it->second);
+    switch (roots) {
+    case ProgramRoots::Main: case ProgramRoots::MainAndTests: reach({"main"}); break;
+    case ProgramRoots::Everything:
+      for (const auto &[name, i] : index)
+        reach({name});
+      break;
+    case ProgramRoots::Tests: break;
     }
-    for (size_t i = 0; i < program.tests.size(); ++i)
-      lower.test(program.tests[i], i);
+    if (roots != ProgramRoots::Main)
+      for (size_t i = 0; i < program.tests.size(); ++i) {
+        lower.test(program.tests[i], i);
+        reach(lower.takeCalled());
+      }
+    while (!work.empty()) {
+      size_t i = work.back();
+      work.pop_back();
+      const FunctionDecl &fn = program.functions[i];
+      lower.function(fn, checked.functions.at(fn.name));
+      reach(lower.takeCalled());
+    }
   } catch (const Fail &) {
     return std::nullopt;
   }
+  // Declaration order, as a whole program's lowering gave it: printed loop
+  // and LLVM IR do not depend on the order calls were found in.
+  std::stable_sort(lower.module.functions.begin(), lower.module.functions.end(),
+                   [&](const Function &a, const Function &b) {
+                     auto rank = [&](const Function &f) {
+                       auto it = index.find(f.name); // tests ("test.N") after every function
+                       return it != index.end() ? it->second : program.functions.size();
+                     };
+                     return rank(a) < rank(b);
+                   });
   return ScalarProgram{std::move(lower.module), lower.takeTensors()};
 }
 

@@ -24,6 +24,34 @@ namespace keel::pipeline {
 
 //===-- Small pieces ------------------------------------------------------===//
 
+std::string defaultCacheDir() { return codegen::defaultCacheDir(); }
+
+namespace {
+/// The cache in `dir` for `keel cache`; nullopt with `warning` set when it
+/// cannot be used.
+std::optional<codegen::ObjectCache> openCache(const std::string &dir, std::string &warning) {
+  std::vector<std::string> warnings;
+  std::optional<codegen::ObjectCache> cache(std::in_place, dir, kDefaultCacheBytes, warnings);
+  if (cache->usable())
+    return cache;
+  warning = warnings.empty() ? "the compile cache cannot be used" : warnings.front();
+  return std::nullopt;
+}
+} // namespace
+
+std::optional<CacheUsage> cacheUsage(const std::string &dir, std::string &warning) {
+  std::optional<codegen::ObjectCache> cache = openCache(dir, warning);
+  if (!cache)
+    return std::nullopt;
+  codegen::ObjectCache::Usage u = cache->usage();
+  return CacheUsage{u.entries, u.bytes};
+}
+
+std::optional<uint64_t> clearCache(const std::string &dir, std::string &warning) {
+  std::optional<codegen::ObjectCache> cache = openCache(dir, warning);
+  return cache ? std::optional<uint64_t>(cache->clear()) : std::nullopt;
+}
+
 std::string_view targetName(Target t) {
   switch (t) {
   case Target::Cpu: return "cpu";
@@ -493,7 +521,7 @@ Compiled compile(Compilation &c, const Loaded &m, Request r) {
       out.error = "only a source program's CPU code can be compiled without an entry function";
       return out;
     }
-    std::optional<loop::Module> lowered = lowerProgram(c, *m.source);
+    std::optional<loop::Module> lowered = lowerProgram(c, *m.source, r.roots);
     if (!lowered)
       return out;
     cpuProduct(c, r, std::move(*lowered), out);

@@ -433,16 +433,16 @@ std::optional<std::string> emitStableHlo(Compilation &c, const ir::Module &m, co
   return exitText(c, "stablehlo", [&] { return exits::emitStableHlo(m, options); });
 }
 
-std::optional<loop::Module> compileProgram(Compilation &c, FileId file) {
+std::optional<loop::Module> compileProgram(Compilation &c, FileId file, ProgramRoots roots) {
   Checked source = frontEnd(c, file);
   if (!source.ok)
     return std::nullopt;
-  return lowerProgram(c, source);
+  return lowerProgram(c, source, roots);
 }
 
-std::optional<loop::Module> lowerProgram(Compilation &c, const Checked &source) {
+std::optional<loop::Module> lowerProgram(Compilation &c, const Checked &source, ProgramRoots roots) {
   std::optional<instantiate::ScalarProgram> program = c.timed("instantiate", [&] {
-    return instantiate::lowerScalarProgram(c.sources, source.program, source.checked, c.diags,
+    return instantiate::lowerScalarProgram(c.sources, source.program, source.checked, c.diags, roots,
                                            c.options.defaultOrder);
   });
   if (!program)
@@ -458,11 +458,22 @@ std::optional<loop::Module> lowerProgram(Compilation &c, const Checked &source) 
 
 std::unique_ptr<codegen::Program> jit(Compilation &c, const loop::Module &m) {
   std::string error;
+  std::vector<std::string> warnings;
+  std::optional<codegen::ObjectCache> cache;
+  if (!c.options.cacheDir.empty())
+    cache.emplace(c.options.cacheDir, c.options.cacheMaxBytes, warnings);
   codegen::CompileTimes times;
-  std::unique_ptr<codegen::Program> program = codegen::Program::compile(m, error, &times);
+  std::unique_ptr<codegen::Program> program =
+      codegen::Program::compile(m, error, &times, cache ? &*cache : nullptr, &warnings);
   c.addTime("llvm-ir", times.emit);
-  c.addTime("llvm-O2", times.optimize);
-  c.addTime("machine-code", times.machineCode);
+  if (times.cacheHit != true) {
+    c.addTime("llvm-O2", times.optimize);
+    c.addTime("machine-code", times.machineCode);
+  }
+  if (times.cacheHit)
+    c.addTime(*times.cacheHit ? "compile-cache (hit)" : "compile-cache (miss)", times.cache);
+  for (std::string &w : warnings)
+    c.diags.warning("W0510", Span{}, std::move(w));
   if (!program)
     c.diags.internalError(Span{}, "LLVM code generation failed: " + error);
   return program;

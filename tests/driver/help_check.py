@@ -16,7 +16,7 @@ import re
 import subprocess
 import sys
 
-LETTERS = {"c": "check", "r": "run", "t": "test", "e": "emit", "i": "ir", "o": "opt"}
+LETTERS = {"c": "check", "r": "run", "t": "test", "e": "emit", "i": "ir", "o": "opt", "k": "cache"}
 
 
 def main():

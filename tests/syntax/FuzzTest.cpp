@@ -46,7 +46,7 @@ void runFrontEnd(const std::string &text, uint64_t seed) {
     options.proofs = &proofs;
     DiagnosticEngine pipelineDiags(sources);
     pipeline::Compilation c(sources, pipelineDiags, options);
-    std::optional<loop::Module> lowered = pipeline::compileProgram(c, file);
+    std::optional<loop::Module> lowered = pipeline::compileProgram(c, file, ProgramRoots::Everything);
     for (const Diagnostic &d : pipelineDiags.diagnostics())
       ASSERT_NE(d.severity, Severity::Internal) << "seed " << seed << ": " << d.message << "\n--- input ---\n" << text;
     if (lowered) {

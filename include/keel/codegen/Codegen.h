@@ -19,6 +19,7 @@
 #ifndef KEEL_CODEGEN_CODEGEN_H
 #define KEEL_CODEGEN_CODEGEN_H
 
+#include "keel/codegen/ObjectCache.h"
 #include "keel/loop/LoopIR.h"
 
 #include <cstdint>
@@ -26,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace keel::codegen {
 
@@ -62,13 +64,20 @@ struct CompileTimes {
   double emit = 0;        ///< loop IR to LLVM IR, and LLVM's verifier
   double optimize = 0;    ///< LLVM's -O2 pipeline
   double machineCode = 0; ///< the JIT's code generation for this machine
+  double cache = 0;       ///< the compile cache: the key, loading and linking a hit, storing a miss
+  std::optional<bool> cacheHit; ///< whether the cache had the module (unset: no cache)
 };
 
 class Program {
 public:
   /// Compiles a module for this machine, machine code included; nullopt
   /// with `error` set on failure (a Keel bug: the loop IR was verified).
-  static std::unique_ptr<Program> compile(const loop::Module &m, std::string &error, CompileTimes *times = nullptr);
+  /// With a usable `cache`, loads the module's object from it instead when
+  /// it is there, and stores it when not; the cache's warnings go to
+  /// `warnings` (they never fail the compilation).
+  static std::unique_ptr<Program> compile(const loop::Module &m, std::string &error, CompileTimes *times = nullptr,
+                                          const ObjectCache *cache = nullptr,
+                                          std::vector<std::string> *warnings = nullptr);
   ~Program();
 
   /// The address of a compiled function, to call with its C signature

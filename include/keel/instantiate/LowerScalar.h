@@ -1,8 +1,8 @@
 //===- keel/instantiate/LowerScalar.h - Scalar code to the loop IR -*- C++ -*-===//
 //
-// Lowers every function without tensor types, and every `test` block (as a
-// function `test.N`), of a checked program. `while` becomes `loop` with a
-// conditional `break`; compound assignments become assignments; `&&` and
+// Lowers the functions without tensor types that `main` or the `test`
+// blocks reach (a test as a function `test.N`), of a checked program.
+// `while` becomes `loop` with a conditional `break`; compound assignments become assignments; `&&` and
 // `||` stay short-circuit operators; literals become constants in their
 // checked type (float literals with the checker's one-rounding encoding);
 // math built-ins on scalars use the tensor operations' element definitions.
@@ -23,6 +23,7 @@
 #include "keel/loop/LoopIR.h"
 #include "keel/sema/Checker.h"
 #include "keel/support/Diagnostics.h"
+#include "keel/support/ProgramRoots.h"
 #include "keel/syntax/AST.h"
 
 #include <optional>
@@ -35,9 +36,13 @@ struct ScalarProgram {
   ir::Module tensors;
 };
 
-/// Nullopt after reporting why a construct cannot be lowered.
+/// Lowers `roots` and the functions their calls reach (and only the tensor
+/// expressions those hold): what nothing reaches was checked, but is never
+/// lowered or compiled. Nullopt after reporting why a construct cannot be
+/// lowered. Functions come in declaration order, then the tests.
 std::optional<ScalarProgram> lowerScalarProgram(const SourceManager &sources, const syntax::Program &program,
                                                 const sema::CheckedProgram &checked, DiagnosticEngine &diags,
+                                                ProgramRoots roots,
                                                 ir::SumOrder defaultOrder = ir::SumOrder::Sequential);
 
 } // namespace keel::instantiate

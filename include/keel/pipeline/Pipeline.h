@@ -33,6 +33,7 @@
 #include "keel/runtime/Buffer.h"
 #include "keel/runtime/Npy.h"
 #include "keel/support/Diagnostics.h"
+#include "keel/support/ProgramRoots.h"
 #include "keel/support/Source.h"
 #include "keel/support/SumOrder.h"
 
@@ -97,6 +98,9 @@ private:
   std::unique_ptr<sema::ShapeSolver> solver_;
 };
 
+/// The compile cache's default bound (Options::cacheMaxBytes).
+inline constexpr uint64_t kDefaultCacheBytes = uint64_t{1} << 30;
+
 /// How to compile (what to compile is a Request).
 struct Options {
   uint32_t maxNesting = 256; ///< --max-nesting N (E0013), at most kMaxNestingLimit
@@ -134,7 +138,24 @@ struct Options {
   /// Kept across compilations (`keel check` of several files); null: a
   /// fresh solver, 2 s timeout.
   ProofCache *proofs = nullptr;
+  /// The compile cache of machine code (Product::Executable): its directory
+  /// (--cache-dir, KEEL_CACHE_DIR, else defaultCacheDir()); empty: none
+  /// (--no-cache). Problems with it are W0510 warnings, never errors.
+  std::string cacheDir;
+  uint64_t cacheMaxBytes = kDefaultCacheBytes; ///< its bound (KEEL_CACHE_MAX_SIZE)
 };
+
+/// The compile cache's default directory: $XDG_CACHE_HOME/keel, else
+/// ~/.cache/keel (empty when there is no home directory).
+std::string defaultCacheDir();
+/// What the cache in `dir` holds, and clearing it (`keel cache`); nullopt
+/// with `warning` set when the directory cannot be used.
+struct CacheUsage {
+  uint64_t entries = 0, bytes = 0;
+};
+std::optional<CacheUsage> cacheUsage(const std::string &dir, std::string &warning);
+/// Removes every entry; how many, or nullopt with `warning` set.
+std::optional<uint64_t> clearCache(const std::string &dir, std::string &warning);
 
 /// The steps --print-after names (every step that produces IR, in pipeline
 /// order), and those --print-before names (every step that reads IR). Test
@@ -260,8 +281,9 @@ struct Argument {
 /// What to compile from a loaded file.
 struct Request {
   /// A tensor function (its callees come along); empty: the whole program
-  /// (`main`, its tests and the tensor functions they call).
+  /// from `roots` (and the functions and tensor functions they call).
   std::string entry;
+  ProgramRoots roots = ProgramRoots::MainAndTests;
   std::map<std::string, int64_t> bindings; ///< shape variables and dimension parameters
   /// Named as the entry's parameters. Their shapes bind its shape
   /// variables (with `bindings`); their dtypes, shapes and layouts are

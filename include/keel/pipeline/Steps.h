@@ -81,12 +81,12 @@ std::optional<std::string> emitLinalg(Compilation &c, const ir::Module &m, const
 /// (E0120, with the signature that declares it as help).
 std::optional<std::string> emitStableHlo(Compilation &c, const ir::Module &m, const exits::StableHloOptions &options);
 
-/// A whole program (scalar functions, tests and their tensor expressions):
-/// frontEnd, then lowerProgram.
-std::optional<loop::Module> compileProgram(Compilation &c, FileId file);
-/// A checked program's instantiation, runPasses (fusion on by default) and
-/// lowerForCpu.
-std::optional<loop::Module> lowerProgram(Compilation &c, const Checked &source);
+/// A whole program (scalar functions, tests and their tensor expressions,
+/// from `roots`): frontEnd, then lowerProgram.
+std::optional<loop::Module> compileProgram(Compilation &c, FileId file, ProgramRoots roots);
+/// A checked program's instantiation from `roots` (what they reach),
+/// runPasses (fusion on by default) and lowerForCpu.
+std::optional<loop::Module> lowerProgram(Compilation &c, const Checked &source, ProgramRoots roots);
 
 /// LLVM code generation, its -O2 pipeline and the JIT; nullptr after an
 /// internal error (verified loop IR must compile).

@@ -68,6 +68,7 @@ namespace keel {
   X(E0404, "a dimension that is not positive, or too large, at the bound sizes") \
   /* Running programs (keel run, keel test). */                                 \
   X(E0500, "code the CPU exit does not run yet")                                 \
+  X(W0510, "the compile cache was not used, or an entry of it was discarded")     \
   /* Effects. */                                                                \
   X(E0120, "a call whose effects the caller does not declare")                  \
   X(E0121, "an effect name that does not exist")                                \
