@@ -74,7 +74,7 @@ private:
   struct Z3State;
   ProofResult proveWithZ3(const ShapeContext &context, const Goal &goal);
   unsigned timeoutMs_;
-  std::unique_ptr<Z3State> z3_;
+  std::unique_ptr<Z3State> z3_; ///< made at the first proveWithZ3
   std::unordered_map<std::string, ProofResult> cache_;
   SolverStats stats_;
 };
