@@ -9,7 +9,6 @@
 
 #include <llvm/Analysis/LoopAccessAnalysis.h>
 #include <llvm/ExecutionEngine/Orc/AbsoluteSymbols.h>
-#include <llvm/ExecutionEngine/ObjectCache.h>
 #include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/DiagnosticHandler.h>
@@ -25,6 +24,7 @@
 #include <llvm/TargetParser/Host.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -32,6 +32,7 @@
 #include <mutex>
 #include <numeric>
 #include <set>
+#include <thread>
 
 namespace keel::codegen {
 
@@ -553,8 +554,10 @@ private:
 
 class Emitter {
 public:
-  Emitter(llvm::LLVMContext &ctx, llvm::Module &m, const loop::Module &lm)
-      : ctx_(ctx), m_(m), lm_(lm), b_(ctx), kernels_(ctx, m) {}
+  /// `defines`: the indices of the functions to define (null: all); the
+  /// others are declared, for a module compiled apart from them.
+  Emitter(llvm::LLVMContext &ctx, llvm::Module &m, const loop::Module &lm, const std::vector<size_t> *defines = nullptr)
+      : ctx_(ctx), m_(m), lm_(lm), defines_(defines), b_(ctx), kernels_(ctx, m) {}
 
   /// What the code generator met and cannot translate (empty: nothing).
   const std::string &problem() const { return problem_; }
@@ -575,8 +578,12 @@ public:
     alloc->addRetAttr(llvm::Attribute::NoAlias);
     for (const loop::Function &f : lm_.functions)
       declare(f);
-    for (const loop::Function &f : lm_.functions)
-      define(f);
+    if (!defines_)
+      for (const loop::Function &f : lm_.functions)
+        define(f);
+    else
+      for (size_t i : *defines_)
+        define(lm_.functions[i]);
   }
 
 private:
@@ -1294,6 +1301,7 @@ private:
   llvm::LLVMContext &ctx_;
   llvm::Module &m_;
   const loop::Module &lm_;
+  const std::vector<size_t> *defines_;
   llvm::IRBuilder<> b_;
   llvm::Function *fn_ = nullptr;
   const loop::Function *lf_ = nullptr;
@@ -1323,10 +1331,11 @@ struct QuietDiagnostics : llvm::DiagnosticHandler {
   bool handleDiagnostics(const llvm::DiagnosticInfo &info) override { return info.getSeverity() != llvm::DS_Error; }
 };
 
-std::unique_ptr<llvm::Module> emit(const loop::Module &m, llvm::LLVMContext &ctx, std::string &error) {
+std::unique_ptr<llvm::Module> emit(const loop::Module &m, llvm::LLVMContext &ctx, std::string &error,
+                                   const std::vector<size_t> *defines = nullptr) {
   ctx.setDiagnosticHandler(std::make_unique<QuietDiagnostics>());
   auto module = std::make_unique<llvm::Module>("keel", ctx);
-  Emitter emitter(ctx, *module, m);
+  Emitter emitter(ctx, *module, m, defines);
   emitter.run();
   if (!emitter.problem().empty()) {
     error = "the code generator cannot translate " + emitter.problem();
@@ -1426,24 +1435,34 @@ void initializeTarget() {
   });
 }
 
-/// LLVM's standard -O2 pipeline for this machine. It changes no result: the
-/// IR has no fast-math flags and no fmuladd, so floating-point operations
-/// are neither reassociated nor contracted.
-bool optimize(llvm::Module &module, std::string &error) {
+/// A target machine for this host, making code as ORC's LLJIT does for
+/// the JITLink linker it uses here (-O2, position-independent, the small
+/// code model: calls and constants within 2 GiB, not the large model's
+/// 64-bit absolute addresses); null with `error` set.
+std::unique_ptr<llvm::TargetMachine> hostMachine(std::string &error) {
   initializeTarget();
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder) {
     error = llvm::toString(builder.takeError());
-    return false;
+    return nullptr;
   }
   builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+  builder->setRelocationModel(llvm::Reloc::PIC_);
+  builder->setCodeModel(llvm::CodeModel::Small);
   auto machine = builder->createTargetMachine();
   if (!machine) {
     error = llvm::toString(machine.takeError());
-    return false;
+    return nullptr;
   }
-  module.setDataLayout((*machine)->createDataLayout());
-  module.setTargetTriple((*machine)->getTargetTriple());
+  return std::move(*machine);
+}
+
+/// LLVM's standard -O2 pipeline for this machine. It changes no result: the
+/// IR has no fast-math flags and no fmuladd, so floating-point operations
+/// are neither reassociated nor contracted.
+void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
+  module.setDataLayout(machine.createDataLayout());
+  module.setTargetTriple(machine.getTargetTriple());
   // Vectors as wide as the host has: LLVM's x86 tuning prefers 256 bits on
   // AVX-512 CPUs, which halves the rate of the CPU schedule's register
   // tiles there (docs/performance.md).
@@ -1464,7 +1483,7 @@ bool optimize(llvm::Module &module, std::string &error) {
   // as clang asks.
   llvm::PipelineTuningOptions tuning;
   tuning.SLPVectorization = true;
-  llvm::PassBuilder passes(machine->get(), tuning);
+  llvm::PassBuilder passes(&machine, tuning);
   passes.registerModuleAnalyses(mam);
   passes.registerCGSCCAnalyses(cgam);
   passes.registerFunctionAnalyses(fam);
@@ -1473,7 +1492,6 @@ bool optimize(llvm::Module &module, std::string &error) {
   passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(module, mam);
   F32Kernels::defineVariants(module, true);
   preferHostWidth();
-  return true;
 }
 } // namespace
 
@@ -1483,8 +1501,12 @@ std::string emitLLVMText(const loop::Module &m, bool optimized) {
   std::unique_ptr<llvm::Module> module = emit(m, ctx, text);
   if (!module)
     return "; internal compiler error: " + text + "\n";
-  if (optimized && !optimize(*module, text))
-    return "; could not optimize: " + text + "\n";
+  if (optimized) {
+    std::unique_ptr<llvm::TargetMachine> machine = hostMachine(text);
+    if (!machine)
+      return "; could not optimize: " + text + "\n";
+    optimize(*module, *machine);
+  }
   if (!optimized)
     F32Kernels::defineVariants(*module, false);
   llvm::raw_string_ostream os(text);
@@ -1500,6 +1522,161 @@ bool checkLLVM(const loop::Module &m, std::string &problems) {
   llvm::raw_string_ostream os(problems);
   return !llvm::verifyModule(*module, &os);
 }
+
+namespace {
+
+/// Loop IR nodes (statements and expressions) a function holds, and the
+/// functions it calls: what partition() weighs.
+struct Weight {
+  size_t nodes = 0;
+  std::set<std::string> callees;
+};
+void weigh(const loop::Expr &e, Weight &w) {
+  ++w.nodes;
+  if (e.kind == loop::Expr::Kind::Call)
+    w.callees.insert(e.callee);
+  for (const loop::ExprPtr &o : e.operands)
+    weigh(*o, w);
+}
+void weigh(const loop::Stmt &s, Weight &w) {
+  ++w.nodes;
+  for (const loop::ExprPtr *e : {&s.value, &s.from, &s.to, &s.index})
+    if (*e)
+      weigh(**e, w);
+  for (const loop::TextPart &t : s.text)
+    if (t.value)
+      weigh(*t.value, w);
+  for (const auto *list : {&s.body, &s.orElse})
+    for (const loop::StmtPtr &b : *list)
+      weigh(*b, w);
+}
+
+/// A function smaller than this stays in its callers' part, where LLVM may
+/// inline it; larger ones LLVM's -O2 does not inline (they are kernels of
+/// thousands of instructions), so splitting them off loses nothing.
+constexpr size_t kInlinableNodes = 250;
+/// Parts of at least this many nodes, at most kMaxParts of them.
+constexpr size_t kPartNodes = 500, kMaxParts = 8;
+
+/// The module's functions in parts that are compiled apart, on threads:
+/// each function with the small functions it calls (and they with theirs),
+/// these groups dealt largest first to the lightest part. The parts depend
+/// on the module alone (not on the host's cores), so the machine code does
+/// too. Function indices, each part in module order.
+std::vector<std::vector<size_t>> partition(const loop::Module &m) {
+  size_t n = m.functions.size();
+  std::vector<Weight> weights(n);
+  std::map<std::string, size_t> index;
+  size_t total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    for (const loop::StmtPtr &st : m.functions[i].body)
+      weigh(*st, weights[i]);
+    index.emplace(m.functions[i].name, i);
+    total += weights[i].nodes;
+  }
+  std::vector<size_t> group(n);
+  for (size_t i = 0; i < n; ++i)
+    group[i] = i;
+  std::function<size_t(size_t)> find = [&](size_t i) { return group[i] == i ? i : group[i] = find(group[i]); };
+  for (size_t i = 0; i < n; ++i)
+    for (const std::string &callee : weights[i].callees)
+      if (auto it = index.find(callee); it != index.end() && weights[it->second].nodes < kInlinableNodes)
+        group[find(it->second)] = find(i);
+  std::map<size_t, std::pair<size_t, std::vector<size_t>>> groups; // by root: nodes, members
+  for (size_t i = 0; i < n; ++i) {
+    auto &g = groups[find(i)];
+    g.first += weights[i].nodes;
+    g.second.push_back(i);
+  }
+  std::vector<std::pair<size_t, std::vector<size_t>>> ordered;
+  for (auto &[root, g] : groups)
+    ordered.push_back(std::move(g));
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+  size_t parts = std::max<size_t>(1, std::min({kMaxParts, ordered.size(), total / kPartNodes}));
+  std::vector<std::vector<size_t>> out(parts);
+  std::vector<size_t> load(parts, 0);
+  for (auto &[nodes, members] : ordered) {
+    size_t lightest = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[lightest] += nodes;
+    out[lightest].insert(out[lightest].end(), members.begin(), members.end());
+  }
+  for (std::vector<size_t> &part : out)
+    std::sort(part.begin(), part.end());
+  return out;
+}
+
+/// Runs work(0) ... work(n - 1) on up to as many threads as the host has.
+void onThreads(size_t n, const std::function<void(size_t)> &work) {
+  size_t threads = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<size_t> next{0};
+  auto run = [&] {
+    for (size_t i; (i = next++) < n;)
+      work(i);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t)
+    pool.emplace_back(run);
+  run();
+  for (std::thread &t : pool)
+    t.join();
+}
+
+/// Machine code for each part of `m` (partition): each part emitted into a
+/// context of its own with the other parts' functions declared, optimized
+/// by -O2, compiled to an object; the parts on threads, -O2 of every part
+/// before machine code of any (so each phase's time is its own). Empty with
+/// `error` set on failure.
+std::vector<std::string> compileParts(const loop::Module &m, std::string &error, CompileTimes &t) {
+  std::vector<std::vector<size_t>> parts = partition(m);
+  struct Part {
+    std::unique_ptr<llvm::LLVMContext> ctx;
+    std::unique_ptr<llvm::Module> module;
+    std::unique_ptr<llvm::TargetMachine> machine;
+    std::string object, error;
+  };
+  std::vector<Part> built(parts.size());
+  auto clock = std::chrono::steady_clock::now();
+  auto lap = [&](double CompileTimes::*field) {
+    auto now = std::chrono::steady_clock::now();
+    t.*field += std::chrono::duration<double>(now - clock).count();
+    clock = now;
+  };
+  onThreads(parts.size(), [&](size_t i) {
+    Part &p = built[i];
+    p.ctx = std::make_unique<llvm::LLVMContext>();
+    p.module = emit(m, *p.ctx, p.error, &parts[i]);
+    p.machine = p.module ? hostMachine(p.error) : nullptr;
+    if (p.machine)
+      optimize(*p.module, *p.machine);
+  });
+  lap(&CompileTimes::optimize);
+  onThreads(parts.size(), [&](size_t i) {
+    Part &p = built[i];
+    if (!p.machine)
+      return;
+    llvm::orc::SimpleCompiler compiler(*p.machine);
+    auto object = compiler(*p.module);
+    if (!object) {
+      p.error = llvm::toString(object.takeError());
+      return;
+    }
+    p.object = (*object)->getBuffer().str();
+    p.module.reset(); // before its context
+    p.ctx.reset();
+  });
+  lap(&CompileTimes::machineCode);
+  std::vector<std::string> objects;
+  for (Part &p : built) {
+    if (!p.error.empty() || p.object.empty()) {
+      error = p.error.empty() ? "no object was made" : p.error;
+      return {};
+    }
+    objects.push_back(std::move(p.object));
+  }
+  return objects;
+}
+
+} // namespace
 
 struct Program::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;
@@ -1521,54 +1698,44 @@ std::unique_ptr<Program> Program::compile(const loop::Module &m, std::string &er
     t.*field += std::chrono::duration<double>(now - clock).count();
     clock = now;
   };
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  std::unique_ptr<llvm::Module> module = emit(m, *ctx, error);
-  if (!module)
-    return nullptr;
+  // The whole module, verified, and as the cache's key: a hit skips -O2 and
+  // code generation.
+  std::string key;
   {
+    llvm::LLVMContext ctx;
+    std::unique_ptr<llvm::Module> module = emit(m, ctx, error);
+    if (!module)
+      return nullptr;
     std::string verifier;
     llvm::raw_string_ostream os(verifier);
     if (llvm::verifyModule(*module, &os)) {
       error = "LLVM rejected the generated module: " + verifier;
       return nullptr;
     }
+    lap(&CompileTimes::emit);
+    if (cache && cache->usable()) {
+      std::string text;
+      llvm::raw_string_ostream printed(text);
+      module->print(printed, nullptr);
+      key = cacheKey(text, hostAndBuild());
+    }
   }
-  lap(&CompileTimes::emit);
-  // The module as generated is the cache key's program: a hit skips -O2
-  // and code generation.
-  std::string key;
-  std::optional<std::string> object;
-  if (cache && cache->usable()) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    module->print(os, nullptr);
-    key = cacheKey(text, hostAndBuild());
-    object = cache->load(key, problems);
-    t.cacheHit = object.has_value();
+  std::optional<std::vector<std::string>> objects;
+  if (!key.empty()) {
+    objects = cache->load(key, problems);
+    t.cacheHit = objects.has_value();
     lap(&CompileTimes::cache);
   }
-  if (!object && !optimize(*module, error))
-    return nullptr;
-  if (!object)
-    lap(&CompileTimes::optimize);
-  // On a miss the JIT's compiler hands the object it made to `compiled`.
-  struct Keep : llvm::ObjectCache {
-    std::string object;
-    void notifyObjectCompiled(const llvm::Module *, llvm::MemoryBufferRef buffer) override {
-      object = buffer.getBuffer().str();
-    }
-    std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module *) override { return nullptr; }
-  } compiled;
-  llvm::orc::LLJITBuilder builder;
-  if (!object && !key.empty())
-    builder.setCompileFunctionCreator([&](llvm::orc::JITTargetMachineBuilder machine)
-                                          -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-      auto target = machine.createTargetMachine();
-      if (!target)
-        return target.takeError();
-      return std::make_unique<llvm::orc::TMOwningSimpleCompiler>(std::move(*target), &compiled);
-    });
-  auto jit = builder.create();
+  if (!objects) {
+    clock = std::chrono::steady_clock::now();
+    objects = compileParts(m, error, t);
+    if (objects->empty())
+      return nullptr;
+    if (!key.empty())
+      cache->store(key, *objects, problems);
+    clock = std::chrono::steady_clock::now();
+  }
+  auto jit = llvm::orc::LLJITBuilder().create();
   if (!jit) {
     error = llvm::toString(jit.takeError());
     return nullptr;
@@ -1577,25 +1744,20 @@ std::unique_ptr<Program> Program::compile(const loop::Module &m, std::string &er
     error = llvm::toString(std::move(err));
     return nullptr;
   }
-  llvm::Error added = object ? (*jit)->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(*object, key))
-                             : (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx)));
-  if (added) {
-    error = llvm::toString(std::move(added));
-    return nullptr;
-  }
+  for (size_t i = 0; i < objects->size(); ++i)
+    if (auto err = (*jit)->addObjectFile(
+            llvm::MemoryBuffer::getMemBufferCopy((*objects)[i], "keel.part" + std::to_string(i) + ".o"))) {
+      error = llvm::toString(std::move(err));
+      return nullptr;
+    }
   std::unique_ptr<Program> program(new Program());
   program->impl_->jit = std::move(*jit);
   program->module_ = &m;
-  // The module is one unit: looking up any function makes machine code for
-  // all of it (or links the cached object), now rather than at the first
-  // call.
-  if (!m.functions.empty() && !program->address(m.functions.front().name, error))
-    return nullptr;
-  lap(object ? &CompileTimes::cache : &CompileTimes::machineCode);
-  if (!object && !key.empty() && !compiled.object.empty()) {
-    cache->store(key, compiled.object, problems);
-    lap(&CompileTimes::cache);
-  }
+  // Every part linked now, rather than at the first call.
+  for (const loop::Function &f : m.functions)
+    if (!program->address(f.name, error))
+      return nullptr;
+  lap(t.cacheHit == true ? &CompileTimes::cache : &CompileTimes::machineCode);
   return program;
 }
 

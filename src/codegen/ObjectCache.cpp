@@ -239,7 +239,8 @@ ObjectCache::ObjectCache(std::string dir, uint64_t maxBytes, std::vector<std::st
     warnings.push_back("the compile cache is not used: " + why);
 }
 
-std::optional<std::string> ObjectCache::load(const std::string &key, std::vector<std::string> &warnings) const {
+std::optional<std::vector<std::string>> ObjectCache::load(const std::string &key,
+                                                          std::vector<std::string> &warnings) const {
   if (!usable_)
     return std::nullopt;
   std::string path = dir_ + "/" + key + std::string(kSuffix);
@@ -273,6 +274,18 @@ std::optional<std::string> ObjectCache::load(const std::string &key, std::vector
     else if (view.substr(kHeaderBytes - kSumBytes, kSumBytes) != checksum(view.substr(kHeaderBytes)))
       why = "its checksum does not match";
   }
+  std::vector<std::string> objects;
+  for (std::string_view rest = std::string_view(data).substr(why.empty() ? kHeaderBytes : data.size()); !rest.empty();) {
+    uint64_t n = 0;
+    if (rest.size() < 8 || (std::memcpy(&n, rest.data(), 8), n > rest.size() - 8)) {
+      why = "its objects are malformed";
+      break;
+    }
+    objects.emplace_back(rest.substr(8, n));
+    rest.remove_prefix(8 + n);
+  }
+  if (why.empty() && objects.empty())
+    why = "it holds no object";
   if (why.empty())
     futimens(fd, nullptr); // just used: the last to evict
   close(fd);
@@ -283,12 +296,19 @@ std::optional<std::string> ObjectCache::load(const std::string &key, std::vector
                        ": " + why + (discard ? "; it is rebuilt" : ""));
     return std::nullopt;
   }
-  return data.substr(kHeaderBytes);
+  return objects;
 }
 
-void ObjectCache::store(const std::string &key, std::string_view object, std::vector<std::string> &warnings) const {
+void ObjectCache::store(const std::string &key, const std::vector<std::string> &objects,
+                        std::vector<std::string> &warnings) const {
   if (!usable_)
     return;
+  std::string object; // each object's length, then its bytes
+  for (const std::string &o : objects) {
+    uint64_t n = o.size();
+    object.append(reinterpret_cast<const char *>(&n), 8);
+    object += o;
+  }
   static std::atomic<uint64_t> counter{0};
   std::string path = dir_ + "/" + key + std::string(kSuffix);
   std::string temporary = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);

@@ -59,6 +59,9 @@ protected:
 };
 
 const std::string kObject = std::string("\x7f" "ELF machine code, with a zero byte: \0 and more", 48);
+/// A module compiled in parts: one object per part (one may be empty).
+const std::vector<std::string> kObjects = {kObject, "", "a third part"};
+using Objects = std::vector<std::string>;
 
 TEST(ObjectCacheKey, DependsOnTheModuleAndTheHost) {
   std::string host = hostAndBuild();
@@ -95,13 +98,13 @@ TEST_F(ObjectCacheTest, CreatesAPrivateDirectoryAndStoresPrivateEntries) {
   EXPECT_EQ(fs::status(dir("a/b/keel")).permissions() & fs::perms::all, fs::perms::owner_all);
   std::string key = cacheKey("module", "host");
   EXPECT_FALSE(cache.load(key, warnings));
-  cache.store(key, kObject, warnings);
+  cache.store(key, kObjects, warnings);
   EXPECT_TRUE(warnings.empty()) << warnings[0];
   EXPECT_EQ(fs::status(entryPath(cache, key)).permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
-  std::optional<std::string> back = cache.load(key, warnings);
+  std::optional<Objects> back = cache.load(key, warnings);
   ASSERT_TRUE(back);
-  EXPECT_EQ(*back, kObject);
+  EXPECT_EQ(*back, kObjects);
   EXPECT_EQ(cache.usage().entries, 1u);
   EXPECT_GT(cache.usage().bytes, kObject.size());
   EXPECT_EQ(cache.clear(), 1u);
@@ -133,22 +136,22 @@ TEST_F(ObjectCacheTest, CorruptedTruncatedAndForeignEntriesAreDiscardedAndRebuil
   for (const Damage &d : damages) {
     SCOPED_TRACE(d.name);
     warnings.clear();
-    cache.store(key, kObject, warnings);
+    cache.store(key, kObjects, warnings);
     d.apply(entryPath(cache, key));
     EXPECT_FALSE(cache.load(key, warnings));
     EXPECT_TRUE(mentions(warnings, d.warning)) << (warnings.empty() ? "no warning" : warnings[0]);
     EXPECT_TRUE(mentions(warnings, "discarded"));
     EXPECT_FALSE(fs::exists(entryPath(cache, key)));
-    cache.store(key, kObject, warnings); // rebuilt
-    EXPECT_EQ(cache.load(key, warnings).value_or(""), kObject);
+    cache.store(key, kObjects, warnings); // rebuilt
+    EXPECT_EQ(cache.load(key, warnings).value_or(Objects{}), kObjects);
   }
   // Another key's entry under this key's name.
   warnings.clear();
-  cache.store(other, "another object", warnings);
+  cache.store(other, {"another object"}, warnings);
   fs::copy_file(entryPath(cache, other), entryPath(cache, key), fs::copy_options::overwrite_existing);
   EXPECT_FALSE(cache.load(key, warnings));
   EXPECT_TRUE(mentions(warnings, "another key's object"));
-  EXPECT_EQ(cache.load(other, warnings).value_or(""), "another object");
+  EXPECT_EQ(cache.load(other, warnings).value_or(Objects{}), Objects{"another object"});
 }
 
 TEST_F(ObjectCacheTest, UntrustedDirectoriesAndEntriesAreNotUsed) {
@@ -159,20 +162,20 @@ TEST_F(ObjectCacheTest, UntrustedDirectoriesAndEntriesAreNotUsed) {
   EXPECT_FALSE(open.usable());
   EXPECT_TRUE(mentions(warnings, "writable by other users")) << (warnings.empty() ? "" : warnings[0]);
   std::string key = cacheKey("module", "host");
-  open.store(key, kObject, warnings); // refused: nothing written
+  open.store(key, kObjects, warnings); // refused: nothing written
   EXPECT_FALSE(fs::exists(dir() + "/" + key + ".kobj"));
 
   fs::permissions(dir(), fs::perms::owner_all);
   warnings.clear();
   ObjectCache cache(dir(), 1 << 20, warnings);
   ASSERT_TRUE(cache.usable());
-  cache.store(key, kObject, warnings);
+  cache.store(key, kObjects, warnings);
   fs::permissions(entryPath(cache, key), fs::perms::others_write, fs::perm_options::add);
   EXPECT_FALSE(cache.load(key, warnings));
   EXPECT_TRUE(mentions(warnings, "writable by other users"));
   EXPECT_TRUE(fs::exists(entryPath(cache, key))); // not the cache's to delete
-  cache.store(key, kObject, warnings);           // replaced by a private one
-  EXPECT_EQ(cache.load(key, warnings).value_or(""), kObject);
+  cache.store(key, kObjects, warnings);           // replaced by a private one
+  EXPECT_EQ(cache.load(key, warnings).value_or(Objects{}), kObjects);
 
   // An entry of another user (root can make one: give it away).
   if (geteuid() == 0) {
@@ -180,8 +183,8 @@ TEST_F(ObjectCacheTest, UntrustedDirectoriesAndEntriesAreNotUsed) {
     warnings.clear();
     EXPECT_FALSE(cache.load(key, warnings));
     EXPECT_TRUE(mentions(warnings, "owned by another user"));
-    cache.store(key, kObject, warnings);
-    EXPECT_EQ(cache.load(key, warnings).value_or(""), kObject);
+    cache.store(key, kObjects, warnings);
+    EXPECT_EQ(cache.load(key, warnings).value_or(Objects{}), kObjects);
   }
 
   // A link planted under an entry's name is not followed.
@@ -214,12 +217,12 @@ TEST_F(ObjectCacheTest, ReadOnlyDirectoriesLoadButDoNotStore) {
     if (!cache.usable())
       return 1;
     std::string key = cacheKey("module", "host");
-    cache.store(key, kObject, warnings);
+    cache.store(key, kObjects, warnings);
     if (chmod(dir.c_str(), 0500) != 0)
       return 2;
-    if (cache.load(key, warnings).value_or("") != kObject || !warnings.empty())
+    if (cache.load(key, warnings).value_or(Objects{}) != kObjects || !warnings.empty())
       return 3;
-    cache.store(cacheKey("another", "host"), kObject, warnings);
+    cache.store(cacheKey("another", "host"), kObjects, warnings);
     bool said = mentions(warnings, "was not stored");
     chmod(dir.c_str(), 0700);
     return said ? 0 : 4;
@@ -250,13 +253,13 @@ TEST_F(ObjectCacheTest, ReadOnlyDirectoriesLoadButDoNotStore) {
 TEST_F(ObjectCacheTest, EvictsTheLeastRecentlyUsedBeyondTheBound) {
   std::vector<std::string> warnings;
   std::string big(10000, 'x');
-  // Room for three entries (each the object and a 112-byte header).
-  ObjectCache cache(dir(), 3 * (big.size() + 112), warnings);
+  // Room for three entries (each the object, its length and a 112-byte header).
+  ObjectCache cache(dir(), 3 * (big.size() + 120), warnings);
   ASSERT_TRUE(cache.usable());
   std::vector<std::string> keys;
   for (int i = 0; i < 3; ++i) {
     keys.push_back(cacheKey("module " + std::to_string(i), "host"));
-    cache.store(keys.back(), big, warnings);
+    cache.store(keys.back(), {big}, warnings);
     // Distinct ages, oldest first (file times may be coarse).
     struct timespec times[2] = {{1000000 + i, 0}, {1000000 + i, 0}};
     ASSERT_EQ(utimensat(AT_FDCWD, entryPath(cache, keys.back()).c_str(), times, 0), 0);
@@ -264,17 +267,17 @@ TEST_F(ObjectCacheTest, EvictsTheLeastRecentlyUsedBeyondTheBound) {
   EXPECT_EQ(cache.usage().entries, 3u);
   ASSERT_TRUE(cache.load(keys[0], warnings)); // the oldest, now the most recently used
   keys.push_back(cacheKey("module 3", "host"));
-  cache.store(keys.back(), big, warnings);
+  cache.store(keys.back(), {big}, warnings);
   EXPECT_TRUE(warnings.empty()) << warnings[0];
   EXPECT_EQ(cache.usage().entries, 3u);
-  EXPECT_LE(cache.usage().bytes, 3 * (big.size() + 112));
+  EXPECT_LE(cache.usage().bytes, 3 * (big.size() + 120));
   EXPECT_TRUE(fs::exists(entryPath(cache, keys[0])));
   EXPECT_FALSE(fs::exists(entryPath(cache, keys[1]))); // the least recently used
   EXPECT_TRUE(fs::exists(entryPath(cache, keys[2])));
   EXPECT_TRUE(fs::exists(entryPath(cache, keys[3])));
   // An entry larger than the bound is kept alone (it was just compiled).
   ObjectCache tiny(dir(), 100, warnings);
-  tiny.store(keys[0], big, warnings);
+  tiny.store(keys[0], {big}, warnings);
   EXPECT_EQ(tiny.usage().entries, 1u);
   EXPECT_TRUE(fs::exists(entryPath(tiny, keys[0])));
 }
@@ -291,9 +294,9 @@ TEST_F(ObjectCacheTest, ConcurrentStoresAndLoadsSeeWholeEntries) {
     threads.emplace_back([&] {
       for (int i = 0; i < 20; ++i) {
         std::vector<std::string> w;
-        cache.store(key, big, w);
-        std::optional<std::string> back = cache.load(key, w);
-        if (!back || *back != big || !w.empty())
+        cache.store(key, {big}, w);
+        std::optional<Objects> back = cache.load(key, w);
+        if (!back || *back != Objects{big} || !w.empty())
           ++bad;
       }
     });

@@ -13,7 +13,11 @@
 //
 // The JIT (ORC LLJIT) runs `main` or a test in this process; runtime
 // helpers are bound as absolute symbols, not looked up by name in the
-// process, so generated code sees exactly Keel's helpers.
+// process, so generated code sees exactly Keel's helpers. A module is
+// compiled in parts, on threads: each function with the small functions it
+// calls (what LLVM might inline), the parts chosen from the module alone so
+// the machine code does not depend on the host's cores; their objects are
+// linked by the JIT, and kept in the compile cache (ObjectCache.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KEEL_CODEGEN_CODEGEN_H

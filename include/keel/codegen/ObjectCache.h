@@ -18,9 +18,9 @@
 // - the directory is created mode 0700; a directory or entry owned by
 //   another user, or writable by its group or by others, is not used (a
 //   warning, then a run without it);
-// - an entry holds a header (magic, key, length, BLAKE3 of the object): a
-//   truncated, corrupted or foreign entry (another key's) is detected,
-//   discarded and rebuilt;
+// - an entry holds a header (magic, key, length, BLAKE3 of the rest), then
+//   each object as its length and bytes: a truncated, corrupted or foreign
+//   entry (another key's) is detected, discarded and rebuilt;
 // - writes go to a temporary file renamed into place, so processes sharing
 //   the directory see whole entries or none;
 // - the directory is bounded: after each store, entries least recently
@@ -64,14 +64,15 @@ public:
   bool usable() const { return usable_; }
   const std::string &dir() const { return dir_; }
 
-  /// The object stored under `key`, or nullopt (no entry; or one discarded
-  /// as damaged, foreign or untrusted, with a warning). A hit marks the
-  /// entry as just used.
-  std::optional<std::string> load(const std::string &key, std::vector<std::string> &warnings) const;
-  /// Stores `object` under `key` (replacing any entry), then evicts least
+  /// The objects stored under `key` (a module compiled in parts gives one
+  /// per part), or nullopt (no entry; or one discarded as damaged, foreign
+  /// or untrusted, with a warning). A hit marks the entry as just used.
+  std::optional<std::vector<std::string>> load(const std::string &key, std::vector<std::string> &warnings) const;
+  /// Stores `objects` under `key` (replacing any entry), then evicts least
   /// recently used entries beyond the bound. Failures (a read-only or full
   /// disk) leave the cache as it was, with a warning.
-  void store(const std::string &key, std::string_view object, std::vector<std::string> &warnings) const;
+  void store(const std::string &key, const std::vector<std::string> &objects,
+             std::vector<std::string> &warnings) const;
 
   struct Usage {
     uint64_t entries = 0, bytes = 0;

@@ -17,7 +17,9 @@
 //                                  what it cannot express)
 //                   emitStableHlo: the StableHLO exit (text; E0915, and
 //                                  E0120 for an entry without ![gpu])
-//   loop IR         jit:           LLVM IR, LLVM's -O2, machine code (ORC JIT)
+//   loop IR         jit:           LLVM IR, then the compile cache's objects
+//                                  (a hit) or LLVM's -O2 and machine code,
+//                                  in parts on threads (stored); ORC JIT
 //
 // Each step is timed under its name, printed after when asked, and
 // verified; a verifier failure after a step is Keel's bug: an internal
