@@ -1556,7 +1556,7 @@ void weigh(const loop::Stmt &s, Weight &w) {
 /// thousands of instructions), so splitting them off loses nothing.
 constexpr size_t kInlinableNodes = 250;
 /// Parts of at least this many nodes, at most kMaxParts of them.
-constexpr size_t kPartNodes = 500, kMaxParts = 8;
+constexpr size_t kPartNodes = 300, kMaxParts = 8;
 
 /// The module's functions in parts that are compiled apart, on threads:
 /// each function with the small functions it calls (and they with theirs),
@@ -1623,48 +1623,50 @@ void onThreads(size_t n, const std::function<void(size_t)> &work) {
 
 /// Machine code for each part of `m` (partition): each part emitted into a
 /// context of its own with the other parts' functions declared, optimized
-/// by -O2, compiled to an object; the parts on threads, -O2 of every part
-/// before machine code of any (so each phase's time is its own). Empty with
-/// `error` set on failure.
+/// by -O2 and compiled to an object, the parts on threads. The wall time
+/// is shared between -O2 and machine code as the threads' time was. Empty
+/// with `error` set on failure.
 std::vector<std::string> compileParts(const loop::Module &m, std::string &error, CompileTimes &t) {
   std::vector<std::vector<size_t>> parts = partition(m);
   struct Part {
-    std::unique_ptr<llvm::LLVMContext> ctx;
-    std::unique_ptr<llvm::Module> module;
-    std::unique_ptr<llvm::TargetMachine> machine;
     std::string object, error;
+    double optimize = 0, machineCode = 0;
   };
   std::vector<Part> built(parts.size());
-  auto clock = std::chrono::steady_clock::now();
-  auto lap = [&](double CompileTimes::*field) {
-    auto now = std::chrono::steady_clock::now();
-    t.*field += std::chrono::duration<double>(now - clock).count();
-    clock = now;
-  };
+  auto start = std::chrono::steady_clock::now();
   onThreads(parts.size(), [&](size_t i) {
     Part &p = built[i];
-    p.ctx = std::make_unique<llvm::LLVMContext>();
-    p.module = emit(m, *p.ctx, p.error, &parts[i]);
-    p.machine = p.module ? hostMachine(p.error) : nullptr;
-    if (p.machine)
-      optimize(*p.module, *p.machine);
-  });
-  lap(&CompileTimes::optimize);
-  onThreads(parts.size(), [&](size_t i) {
-    Part &p = built[i];
-    if (!p.machine)
+    auto clock = std::chrono::steady_clock::now();
+    auto lap = [&](double &field) {
+      auto now = std::chrono::steady_clock::now();
+      field += std::chrono::duration<double>(now - clock).count();
+      clock = now;
+    };
+    llvm::LLVMContext ctx;
+    std::unique_ptr<llvm::Module> module = emit(m, ctx, p.error, &parts[i]);
+    std::unique_ptr<llvm::TargetMachine> machine = module ? hostMachine(p.error) : nullptr;
+    if (!machine)
       return;
-    llvm::orc::SimpleCompiler compiler(*p.machine);
-    auto object = compiler(*p.module);
+    optimize(*module, *machine);
+    lap(p.optimize);
+    llvm::orc::SimpleCompiler compiler(*machine);
+    auto object = compiler(*module);
     if (!object) {
       p.error = llvm::toString(object.takeError());
       return;
     }
     p.object = (*object)->getBuffer().str();
-    p.module.reset(); // before its context
-    p.ctx.reset();
+    lap(p.machineCode);
   });
-  lap(&CompileTimes::machineCode);
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double optimizing = 0, generating = 0;
+  for (const Part &p : built) {
+    optimizing += p.optimize;
+    generating += p.machineCode;
+  }
+  double share = optimizing + generating > 0 ? optimizing / (optimizing + generating) : 1;
+  t.optimize += wall * share;
+  t.machineCode += wall * (1 - share);
   std::vector<std::string> objects;
   for (Part &p : built) {
     if (!p.error.empty() || p.object.empty()) {
