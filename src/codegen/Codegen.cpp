@@ -31,6 +31,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <pthread.h>
 #include <set>
 #include <thread>
 
@@ -1605,20 +1606,41 @@ std::vector<std::vector<size_t>> partition(const loop::Module &m) {
   return out;
 }
 
-/// Runs work(0) ... work(n - 1) on up to as many threads as the host has.
+/// The stack of a compiling thread: as large as the driver's (LLVM's
+/// passes recurse over long expression chains, docs/reliability.md); only
+/// what is used is ever touched.
+constexpr size_t kCompileStackBytes = size_t{1} << 30;
+
+/// Runs work(0) ... work(n - 1) on up to as many threads as the host has,
+/// each with a kCompileStackBytes stack; when no such thread can be made
+/// (an address-space limit), on the calling thread.
 void onThreads(size_t n, const std::function<void(size_t)> &work) {
   size_t threads = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
   std::atomic<size_t> next{0};
-  auto run = [&] {
+  std::function<void()> run = [&] {
     for (size_t i; (i = next++) < n;)
       work(i);
   };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t)
-    pool.emplace_back(run);
-  run();
-  for (std::thread &t : pool)
-    t.join();
+  std::vector<pthread_t> pool;
+  pthread_attr_t attributes;
+  if (pthread_attr_init(&attributes) == 0) {
+    if (pthread_attr_setstacksize(&attributes, kCompileStackBytes) == 0)
+      for (size_t t = 0; t < threads; ++t) {
+        pthread_t thread;
+        auto body = [](void *f) -> void * {
+          (*static_cast<std::function<void()> *>(f))();
+          return nullptr;
+        };
+        if (pthread_create(&thread, &attributes, body, &run) != 0)
+          break;
+        pool.push_back(thread);
+      }
+    pthread_attr_destroy(&attributes);
+  }
+  if (pool.empty())
+    run();
+  for (pthread_t thread : pool)
+    pthread_join(thread, nullptr);
 }
 
 /// Machine code for each part of `m` (partition): each part emitted into a
