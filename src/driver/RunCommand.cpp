@@ -278,7 +278,9 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
   if (!emit && !setCache(command, p))
     return std::nullopt;
   if (command == "cache")
-    return p.path.empty() ? std::optional<Parsed>(p) : usage("takes no file");
+    return p.path.empty() ? std::optional<Parsed>(p)
+                          : usage("keel cache takes no file: it shows the compile cache, not a program's entries "
+                                  "(--cache-dir DIR names another cache)");
   if (p.path.empty())
     return usage("no input file");
   if (emit && p.emit.empty())
