@@ -16,11 +16,13 @@ ensure_packages \
   libz3-dev \
   libgtest-dev libmpfr-dev \
   python3-numpy \
+  python3-dev pybind11-dev libdlpack-dev \
   mlir-22-tools
 # toolchain (lit runs on python3); APFloat cross-check, lit, FileCheck; shape
-# obligations; tests and their MPFR reference; .npy interoperability tests;
-# MLIR's own mlir-opt and mlir-runner, which run the linalg exit's output in
-# its tests (Keel itself builds and runs without MLIR)
+# obligations; tests and their MPFR reference; .npy interoperability tests
+# and the Python module's arrays; the Python module (`import keel`,
+# docs/python.md); MLIR's own mlir-opt and mlir-runner, which run the linalg
+# exit's output in its tests (Keel itself builds and runs without MLIR)
 
 build_dir=${1:-build}
 if [ $# -gt 0 ]; then shift; fi

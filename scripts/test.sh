@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up and builds Keel, then runs the test suite (the labels unit,
-# crosscheck, cli) with two jobs. Extra arguments go to ctest in place of
+# crosscheck, cli, python) with two jobs. Extra arguments go to ctest in place of
 # the default selection (`-L unit`; `-L "exhaustive|sweep"` runs the sweeps
 # over every f32 input, which .ci/run runs after this).
 #
@@ -25,6 +25,10 @@ if [ "${1:-}" = "--sanitize" ]; then
   exec ctest -j2 --output-on-failure --timeout 1800 -LE "exhaustive|sweep" "$@"
 fi
 bash scripts/setup.sh
+# The Python module's tests: pytest, and PyTorch for its DLPack tests (a
+# test dependency only; Keel never needs it).
+source scripts/packages.sh
+ensure_packages python3-pytest python3-torch
 cd build
 if [ $# -eq 0 ]; then
   set -- -LE "exhaustive|sweep"

@@ -21,6 +21,7 @@
 #include "keel/pipeline/Pipeline.h"
 #include "keel/runtime/Print.h"
 #include "keel/runtime/Threads.h"
+#include "keel/support/Text.h"
 
 #include <cctype>
 #include <cerrno>
@@ -79,28 +80,6 @@ struct Parsed {
   bool help = false;                   ///< --help was printed: exit 0
 };
 
-/// A byte count: digits, optionally followed by K, M, G or T (powers of
-/// 1024; `KiB`, `KB` and `k` are read the same way).
-std::optional<int64_t> parseByteSize(std::string_view text) {
-  uint64_t n = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end == text.data())
-    return std::nullopt;
-  std::string unit(end, text.data() + text.size());
-  for (char &c : unit)
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  int shift = 0;
-  if (!unit.empty()) {
-    size_t at = std::string_view("KMGT").find(unit[0]);
-    if (at == std::string_view::npos || !(unit.size() == 1 || unit.substr(1) == "B" || unit.substr(1) == "IB"))
-      return std::nullopt;
-    shift = 10 * static_cast<int>(at + 1);
-  }
-  if (n == 0 || n > (uint64_t{1} << (62 - shift)))
-    return std::nullopt;
-  return static_cast<int64_t>(n << shift);
-}
-
 /// A thread count, 1 to KEEL_MAX_THREADS.
 std::optional<int32_t> parseThreads(std::string_view text) {
   int32_t n = 0;
@@ -126,32 +105,15 @@ bool setThreads(const std::string &command, std::optional<int32_t> threads) {
   return true;
 }
 
-/// The compile cache's directory and bound (Options::cacheDir, cacheMaxBytes):
-/// none with --no-cache, else --cache-dir, $KEEL_CACHE_DIR or the default
-/// (a relative directory from the working directory), bounded by
-/// $KEEL_CACHE_MAX_SIZE; false (after the message) when that is not a size.
+/// The compile cache's directory and bound (pipeline::cacheSettings): none
+/// with --no-cache, else --cache-dir or the environment's; false (after
+/// the message) when a setting is not usable.
 bool setCache(const std::string &command, Parsed &p) {
-  pipeline::Options &o = p.output.pipeline;
-  if (const char *env = std::getenv("KEEL_CACHE_MAX_SIZE"); env && *env) {
-    std::optional<int64_t> bytes = parseByteSize(env);
-    if (!bytes) {
-      usageError(command, std::string("KEEL_CACHE_MAX_SIZE must be a size such as 512M or 2G, not '") + env + "'");
-      return false;
-    }
-    o.cacheMaxBytes = static_cast<uint64_t>(*bytes);
+  std::string error;
+  if (!pipeline::cacheSettings(p.output.pipeline, p.noCache, p.cacheDir.value_or(""), error)) {
+    usageError(command, error);
+    return false;
   }
-  if (p.noCache)
-    return true;
-  std::string dir = p.cacheDir.value_or("");
-  if (dir.empty())
-    if (const char *env = std::getenv("KEEL_CACHE_DIR"); env && *env)
-      dir = env;
-  if (dir.empty())
-    dir = pipeline::defaultCacheDir();
-  std::error_code ec;
-  if (!dir.empty() && dir[0] != '/')
-    dir = std::filesystem::absolute(dir, ec).string();
-  o.cacheDir = dir;
   return true;
 }
 

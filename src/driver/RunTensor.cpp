@@ -51,7 +51,7 @@ std::optional<uint64_t> randomSeed(const std::string &spec) {
 std::optional<std::vector<pipeline::Argument>> readArguments(const TensorRunOptions &o) {
   std::vector<pipeline::Argument> args;
   for (const auto &[name, spec] : o.args) {
-    pipeline::Argument a{name, std::nullopt, randomSeed(spec), spec};
+    pipeline::Argument a{name, std::nullopt, randomSeed(spec), spec, std::nullopt};
     if (!a.seed) {
       if (spec.rfind("random", 0) == 0) {
         fail(o, "--arg " + name + "=" + spec + ": a random argument is random:SEED, with SEED a non-negative integer");

@@ -17,14 +17,43 @@
 #include "keel/syntax/AST.h"
 #include "keel/syntax/Parser.h"
 
+#include "keel/support/Text.h"
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 namespace keel::pipeline {
 
 //===-- Small pieces ------------------------------------------------------===//
 
 std::string defaultCacheDir() { return codegen::defaultCacheDir(); }
+
+bool cacheSettings(Options &o, bool noCache, const std::string &dir, std::string &error) {
+  if (const char *env = std::getenv("KEEL_CACHE_MAX_SIZE"); env && *env) {
+    std::optional<int64_t> bytes = parseByteSize(env);
+    if (!bytes) {
+      error = std::string("KEEL_CACHE_MAX_SIZE must be a size such as 512M or 2G, not '") + env + "'";
+      return false;
+    }
+    o.cacheMaxBytes = static_cast<uint64_t>(*bytes);
+  }
+  o.cacheDir.clear();
+  if (noCache)
+    return true;
+  std::string chosen = dir;
+  if (chosen.empty())
+    if (const char *env = std::getenv("KEEL_CACHE_DIR"); env && *env)
+      chosen = env;
+  if (chosen.empty())
+    chosen = defaultCacheDir();
+  std::error_code ec;
+  if (!chosen.empty() && chosen[0] != '/')
+    chosen = std::filesystem::absolute(chosen, ec).string();
+  o.cacheDir = chosen;
+  return true;
+}
 
 namespace {
 /// The cache in `dir` for `keel cache`; nullopt with `warning` set when it
@@ -168,6 +197,40 @@ std::optional<std::vector<std::string>> parameterNames(const Loaded &m, std::str
   return names;
 }
 
+std::vector<FunctionInfo> functions(const Compilation &c, const Loaded &m) {
+  std::vector<FunctionInfo> out;
+  if (!m.source)
+    return out;
+  const SourceManager &sources = c.sources;
+  auto where = [&](Span s) {
+    LineColumn lc = sources.lineColumn(s.file, s.begin);
+    return std::string(sources.name(s.file)) + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column);
+  };
+  for (const syntax::FunctionDecl &decl : m.source->program.functions) {
+    FunctionInfo f;
+    f.name = decl.name;
+    for (const syntax::DimParam &d : decl.dimParams)
+      f.dimParams.push_back(d.name);
+    for (const syntax::Param &p : decl.params) {
+      FunctionInfo::Param info{p.name, std::string(sources.slice(p.type.span)), false, std::nullopt, {}};
+      if (p.type.kind == syntax::TypeExpr::Kind::Tensor) {
+        info.tensor = true;
+        if (std::optional<ElementType> t = parseElementType(p.type.name)) // source names: `bool`, not `pred`
+          info.dtype = static_cast<KeelDType>(*t);
+        for (const std::unique_ptr<syntax::Dim> &d : p.type.dims)
+          info.dims.emplace_back(sources.slice(d->span));
+      }
+      f.params.push_back(std::move(info));
+    }
+    f.result = decl.returnType ? std::string(sources.slice(decl.returnType->span)) : "void";
+    for (const syntax::Predicate &p : decl.refinements)
+      f.refinements.emplace_back(sources.slice(p.span));
+    f.location = where(decl.nameSpan);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 //===-- Executables -------------------------------------------------------===//
 
 struct Executable::Impl {
@@ -270,7 +333,8 @@ public:
                                                 bool physical);
 
 private:
-  bool fail(std::string message) {
+  bool fail(Compiled::Problem problem, std::string message) {
+    out_.problem = problem;
     out_.error = std::move(message);
     return false;
   }
@@ -298,18 +362,18 @@ bool EntryCompilation::checkNames(const std::vector<std::string> &names) {
       std::string list;
       for (const std::string &n : names)
         list += (list.empty() ? "" : ", ") + n;
-      return fail("`" + r_.entry + "` has no parameter `" + a.name + "` (its parameters: " +
+      return fail(Compiled::Problem::Argument, "`" + r_.entry + "` has no parameter `" + a.name + "` (its parameters: " +
                   (list.empty() ? "none" : list) + ")");
     }
     size_t i = static_cast<size_t>(it - names.begin());
     if (given[i])
-      return fail(argumentText(a.name) + " is given twice");
+      return fail(Compiled::Problem::Argument, argumentText(a.name) + " is given twice");
     given[i] = true;
   }
   if (r_.argumentsRequired)
     for (size_t i = 0; i < given.size(); ++i)
       if (!given[i])
-        return fail("no " + r_.argumentFlag + " for parameter `" + names[i] + "` of `" + r_.entry + "`" +
+        return fail(Compiled::Problem::Argument, "no " + r_.argumentFlag + " for parameter `" + names[i] + "` of `" + r_.entry + "`" +
                     r_.missingArgumentHelp);
   return true;
 }
@@ -318,7 +382,7 @@ std::optional<ir::Module> EntryCompilation::module() {
   bool fuse = r_.fuseByDefault;
   if (m_.ir) {
     if (!r_.bindings.empty()) {
-      fail("--bind sizes the shape variables of .sfn source; the shapes in tensor IR (" + m_.path + ") are static");
+      fail(Compiled::Problem::Request, "--bind sizes the shape variables of .sfn source; the shapes in tensor IR (" + m_.path + ") are static");
       return std::nullopt;
     }
     ir::Module m = *m_.ir; // the loaded module stays as it was read
@@ -332,14 +396,14 @@ std::optional<ir::Module> EntryCompilation::module() {
   for (const syntax::Param &p : sig.decl->params) {
     std::optional<std::vector<int64_t>> shape;
     for (const Argument &a : r_.arguments)
-      if (a.name == p.name && a.tensor)
-        shape = a.tensor->shape;
+      if (a.name == p.name && (a.tensor || a.type))
+        shape = a.tensor ? a.tensor->shape : a.type->shape;
     shapes.push_back(shape);
   }
   std::map<std::string, int64_t> bindings = r_.bindings;
   std::string error;
   if (!instantiate::bindFromShapes(m_.source->checked, r_.entry, shapes, bindings, error)) {
-    fail("the arguments do not fit `" + r_.entry + "`: " + error);
+    fail(Compiled::Problem::Shape, "the arguments do not fit `" + r_.entry + "`: " + error);
     return std::nullopt;
   }
   std::optional<ir::Module> m = instantiateEntry(c_, *m_.source, {r_.entry, bindings});
@@ -351,11 +415,11 @@ std::optional<ir::Module> EntryCompilation::module() {
 bool EntryCompilation::checkLimits(const ir::Function &f, const std::vector<std::string> &names) {
   for (ir::ValueId v : f.params)
     if (f.valueTypes[v].rank() > KEEL_MAX_RANK)
-      return fail("`" + r_.entry + "` takes " + ir::typeText(f.valueTypes[v]) + ": tensors cross into compiled code " +
+      return fail(Compiled::Problem::Shape, "`" + r_.entry + "` takes " + ir::typeText(f.valueTypes[v]) + ": tensors cross into compiled code " +
                   "with at most " + std::to_string(KEEL_MAX_RANK) + " dimensions");
   for (const ir::TensorType &t : f.resultTypes)
     if (t.rank() > KEEL_MAX_RANK)
-      return fail("`" + r_.entry + "` returns " + ir::typeText(t) + ": tensors cross out of compiled code with at " +
+      return fail(Compiled::Problem::Shape, "`" + r_.entry + "` returns " + ir::typeText(t) + ": tensors cross out of compiled code with at " +
                   "most " + std::to_string(KEEL_MAX_RANK) + " dimensions");
   if (r_.memoryLimit == 0)
     return true;
@@ -373,7 +437,7 @@ bool EntryCompilation::checkLimits(const ir::Function &f, const std::vector<std:
       std::string need = bytesText(bytes);
       if (hostBytes)
         need += ", after " + bytesText(hostBytes) + " for the tensors before it";
-      return fail(what + " of `" + r_.entry + "`" + where + " is " + ir::typeText(t) + ": it needs " + need +
+      return fail(Compiled::Problem::Memory, what + " of `" + r_.entry + "`" + where + " is " + ir::typeText(t) + ": it needs " + need +
                   ", over the memory limit of " + bytesText(limit) + " (" + r_.memoryLimitSetting + ")");
     }
     hostBytes += bytes;
@@ -394,17 +458,28 @@ std::optional<std::vector<rt::Tensor>> EntryCompilation::inputs(const ir::Functi
         inputs[i] = inputs[i].toLayout(want.minorToMajor);
       continue;
     }
-    rt::Tensor &t = *a.tensor;
-    if (static_cast<ir::DType>(t.dtype) != want.dtype || t.shape != want.shape) {
-      fail(argumentText(a.name) + ": `" + r_.entry + "` takes " +
-           ir::typeText(ir::TensorType::make(want.dtype, want.shape)) + " but " + a.origin + " holds " +
-           std::string(rt::dtypeName(t.dtype)) + rt::shapeText(t.shape) +
-           (static_cast<ir::DType>(t.dtype) != want.dtype && lowPrecisionNpy(want.dtype)
-                ? "; a .npy of " + std::string(rt::dtypeName(static_cast<KeelDType>(want.dtype))) + " has dtype " +
-                      rt::npyDescr(static_cast<KeelDType>(want.dtype)) + " (docs/numerics.md)"
-                : ""));
+    KeelDType dtype = a.tensor ? a.tensor->dtype : a.type->dtype;
+    const std::vector<int64_t> &shape = a.tensor ? a.tensor->shape : a.type->shape;
+    if (static_cast<ir::DType>(dtype) != want.dtype || shape != want.shape) {
+      bool wrongType = static_cast<ir::DType>(dtype) != want.dtype;
+      fail(wrongType ? Compiled::Problem::DType : Compiled::Problem::Shape,
+           argumentText(a.name) + ": `" + r_.entry + "` takes " +
+               ir::typeText(ir::TensorType::make(want.dtype, want.shape)) + " but " + a.origin + " holds " +
+               std::string(rt::dtypeName(dtype)) + rt::shapeText(shape) +
+               (wrongType && lowPrecisionNpy(want.dtype) && a.tensor
+                    ? "; a .npy of " + std::string(rt::dtypeName(static_cast<KeelDType>(want.dtype))) +
+                          " has dtype " + rt::npyDescr(static_cast<KeelDType>(want.dtype)) + " (docs/numerics.md)"
+                    : ""));
       return std::nullopt;
     }
+    if (!a.tensor) { // the caller brings the data when it calls
+      if (!physical) {
+        fail(Compiled::Problem::Request, argumentText(a.name) + ": a `@main` needs the argument's values");
+        return std::nullopt;
+      }
+      continue;
+    }
+    rt::Tensor &t = *a.tensor;
     // The file's tensor is moved, or reordered once and then freed: no
     // argument is held twice.
     if (!physical) {

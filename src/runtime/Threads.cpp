@@ -8,6 +8,7 @@
 
 namespace {
 std::atomic<int32_t> chosenThreads{0}; ///< 0: every available CPU
+thread_local int32_t threadsHere = 0;  ///< 0: chosenThreads
 } // namespace
 
 extern "C" {
@@ -18,8 +19,10 @@ void keel_rt_set_threads(int32_t threads) {
   chosenThreads = std::clamp(threads, 0, KEEL_MAX_THREADS);
 }
 
+void keel_rt_set_threads_here(int32_t threads) { threadsHere = std::clamp(threads, 0, KEEL_MAX_THREADS); }
+
 int32_t keel_rt_threads(void) {
-  int32_t t = chosenThreads;
+  int32_t t = threadsHere > 0 ? threadsHere : chosenThreads.load();
   return t > 0 ? t : keel_rt_available_cpus();
 }
 

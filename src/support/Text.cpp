@@ -2,8 +2,31 @@
 #include "keel/support/Text.h"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 
 namespace keel {
+
+std::optional<int64_t> parseByteSize(std::string_view text) {
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end == text.data())
+    return std::nullopt;
+  std::string unit(end, text.data() + text.size());
+  for (char &c : unit)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  int shift = 0;
+  if (!unit.empty()) {
+    size_t at = std::string_view("KMGT").find(unit[0]);
+    if (at == std::string_view::npos || !(unit.size() == 1 || unit.substr(1) == "B" || unit.substr(1) == "IB"))
+      return std::nullopt;
+    shift = 10 * static_cast<int>(at + 1);
+  }
+  if (n == 0 || n > (uint64_t{1} << (62 - shift)))
+    return std::nullopt;
+  return static_cast<int64_t>(n << shift);
+}
+
 
 std::optional<uint64_t> parseFixedHex(std::string_view text, int digits) {
   if (digits < 1 || digits > 16 || text.size() != static_cast<size_t>(digits) + 2 ||

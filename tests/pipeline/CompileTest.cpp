@@ -33,7 +33,7 @@ rt::Tensor f32Tensor(std::vector<int64_t> shape, const std::vector<float> &value
 }
 
 pipeline::Argument argument(std::string name, rt::Tensor t) {
-  return pipeline::Argument{std::move(name), std::move(t), std::nullopt, "an array"};
+  return pipeline::Argument{std::move(name), std::move(t), std::nullopt, "an array", std::nullopt};
 }
 
 /// Compiles `request` from kSource (loaded afresh) to `target`.

@@ -1,8 +1,9 @@
 """Helper of llama.test: examples/llama.sfn's decoder layer against an
 independent NumPy float64 implementation of Hugging Face's LlamaDecoderLayer
-(modeling_llama.py: LlamaRMSNorm, rotary embeddings with rotate_half,
-repeat_kv for grouped-query attention, the causal mask, softmax, LlamaMLP
-with SiLU, the residuals), at two sizes, on inputs made here.
+(examples/python/llama_block.py's decoder_layer: LlamaRMSNorm, rotary
+embeddings with rotate_half, repeat_kv for grouped-query attention, the
+causal mask, softmax, LlamaMLP with SiLU, the residuals), at two sizes, on
+inputs made here.
 
 The layer runs with `keel run --entry` fused and unfused through both CPU
 exits (keel_entry.run_entry: the same bytes from all four); with --linalg
@@ -21,8 +22,11 @@ import tempfile
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "exits"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "exits"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "python"))
 from keel_entry import run_entry  # noqa: E402
+from llama_block import decoder_layer, parameters  # noqa: E402  (the example's float64 reference)
 import linalg_check  # noqa: E402
 import stablehlo_check  # noqa: E402
 
@@ -30,55 +34,6 @@ rng = np.random.default_rng(20261201)
 TOLERANCE = 1e-5
 ORDER = ["x", "input_layernorm", "q_proj", "k_proj", "v_proj", "o_proj", "post_attention_layernorm", "gate_proj",
          "up_proj", "down_proj"]
-
-
-def rms_norm(x, weight, eps=1e-6):
-    return weight * (x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps))
-
-
-def rotate_half(x):
-    half = x.shape[-1] // 2
-    return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
-
-
-def decoder_layer(x, p, heads, kv_heads):
-    batch, tokens, hidden = x.shape
-    head_dim = hidden // heads
-    inv_freq = 1.0 / (10000.0 ** (np.arange(0, head_dim, 2) / head_dim))
-    freqs = np.arange(tokens)[:, None] * inv_freq[None, :]
-    emb = np.concatenate([freqs, freqs], axis=-1)
-    cos, sin = np.cos(emb), np.sin(emb)
-
-    h = rms_norm(x, p["input_layernorm"])
-    q = (h @ p["q_proj"].T).reshape(batch, tokens, heads, head_dim).transpose(0, 2, 1, 3)
-    k = (h @ p["k_proj"].T).reshape(batch, tokens, kv_heads, head_dim).transpose(0, 2, 1, 3)
-    v = (h @ p["v_proj"].T).reshape(batch, tokens, kv_heads, head_dim).transpose(0, 2, 1, 3)
-    q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
-    k, v = np.repeat(k, heads // kv_heads, axis=1), np.repeat(v, heads // kv_heads, axis=1)  # repeat_kv
-    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(head_dim)
-    scores = np.where(np.triu(np.ones((tokens, tokens), dtype=bool), k=1), -np.inf, scores)
-    probs = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    probs /= probs.sum(axis=-1, keepdims=True)
-    attn = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, tokens, hidden) @ p["o_proj"].T
-    x = x + attn
-    h = rms_norm(x, p["post_attention_layernorm"])
-    gate = h @ p["gate_proj"].T
-    return x + ((gate / (1.0 + np.exp(-gate))) * (h @ p["up_proj"].T)) @ p["down_proj"].T
-
-
-def parameters(batch, tokens, hidden, heads, kv_heads, intermediate):
-    kv = kv_heads * (hidden // heads)
-    shapes = {"x": (batch, tokens, hidden), "input_layernorm": (hidden,), "q_proj": (hidden, hidden),
-              "k_proj": (kv, hidden), "v_proj": (kv, hidden), "o_proj": (hidden, hidden),
-              "post_attention_layernorm": (hidden,), "gate_proj": (intermediate, hidden),
-              "up_proj": (intermediate, hidden), "down_proj": (hidden, intermediate)}
-    p = {}
-    for name, shape in shapes.items():
-        scale = 1.0 if name == "x" else 0.1 if name.endswith("layernorm") else 0.3
-        p[name] = (rng.standard_normal(shape) * scale).astype(np.float32)
-    for name in ("input_layernorm", "post_attention_layernorm"):
-        p[name] += np.float32(1.0)
-    return p
 
 
 def relative_error(got, want):
@@ -106,7 +61,7 @@ def main():
     failures = 0
     for batch, tokens, hidden, heads, kv_heads, intermediate in ((2, 8, 32, 4, 2, 64), (1, 5, 48, 6, 3, 40)):
         sizes = f"B={batch},T={tokens},C={hidden},H={heads},KV={kv_heads},F={intermediate}"
-        p = parameters(batch, tokens, hidden, heads, kv_heads, intermediate)
+        p = parameters(rng, batch, tokens, hidden, heads, kv_heads, intermediate)
         want = decoder_layer(p["x"].astype(np.float64), {k: v.astype(np.float64) for k, v in p.items()}, heads,
                              kv_heads)
         args = {name: p[name] for name in ORDER}

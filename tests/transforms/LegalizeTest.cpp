@@ -221,7 +221,7 @@ std::vector<std::vector<uint8_t>> run(const std::string &text, const ir::Functio
   request.entry = entry.name;
   for (size_t i = 0; i < entry.params.size(); ++i) {
     DType t = entry.valueTypes[entry.params[i]].dtype;
-    request.arguments.push_back({std::to_string(i), tensorOf(t, inputs(t, i * 7)), std::nullopt, "inputs"});
+    request.arguments.push_back({std::to_string(i), tensorOf(t, inputs(t, i * 7)), std::nullopt, "inputs", std::nullopt});
   }
   pipeline::Compiled compiled = pipeline::compile(c, *m, std::move(request));
   if (compiled.status != pipeline::Compiled::Status::Ok) {

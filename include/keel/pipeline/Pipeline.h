@@ -148,6 +148,11 @@ struct Options {
 /// The compile cache's default directory: $XDG_CACHE_HOME/keel, else
 /// ~/.cache/keel (empty when there is no home directory).
 std::string defaultCacheDir();
+/// Sets `o.cacheDir` and `o.cacheMaxBytes` as every tool does: no cache
+/// when `noCache`, else `dir`, else $KEEL_CACHE_DIR, else defaultCacheDir()
+/// (a relative directory made absolute), bounded by $KEEL_CACHE_MAX_SIZE
+/// (`512M`, `2G`); false with `error` set when that is not a size.
+bool cacheSettings(Options &o, bool noCache, const std::string &dir, std::string &error);
 /// What the cache in `dir` holds, and clearing it (`keel cache`); nullopt
 /// with `warning` set when the directory cannot be used.
 struct CacheUsage {
@@ -269,14 +274,37 @@ struct Signature {
   std::string location; ///< `file:line:column`, or empty
 };
 
-/// One argument of a tensor entry: its values, or `random:SEED` (made by
-/// the pipeline at the parameter's type, as `random(...)` in source).
+/// One argument of a tensor entry: its values, `random:SEED` (made by the
+/// pipeline at the parameter's type, as `random(...)` in source), or its
+/// dtype and shape alone (`type`: the caller brings the data when it calls,
+/// as the Python module does; checked as a tensor would be, no input made).
 struct Argument {
   std::string name;
   std::optional<rt::Tensor> tensor; ///< any layout (a .npy file's)
   std::optional<uint64_t> seed;
   std::string origin; ///< what the caller wrote, for messages: `x.npy`, `random:7`
+  std::optional<TensorSpec> type; ///< dtype and shape (its layout is not read)
 };
+
+/// A source function's interface as written, for tools that call it by
+/// name (the Python module's signatures and argument checks).
+struct FunctionInfo {
+  struct Param {
+    std::string name;
+    std::string type;              ///< as written: `Tensor<f32, [S, D]>`, `i64`
+    bool tensor = false;
+    std::optional<KeelDType> dtype; ///< a tensor's element type
+    std::vector<std::string> dims;  ///< a tensor's dimensions as written: `S`, `C / H`, `2`
+  };
+  std::string name;
+  std::vector<std::string> dimParams; ///< `<H, KV>`: given by name
+  std::vector<Param> params;
+  std::string result;                ///< as written (`void` when none)
+  std::vector<std::string> refinements; ///< each predicate of `requires`, as written
+  std::string location;              ///< `file:line:column`
+};
+/// The functions of a loaded source file, in declaration order (IR text: none).
+std::vector<FunctionInfo> functions(const Compilation &c, const Loaded &m);
 
 /// What to compile from a loaded file.
 struct Request {
@@ -344,6 +372,16 @@ struct Compiled {
   };
   Status status = Status::Error;
   std::string error; ///< a problem with the request (an argument), not the source
+  /// What `error` is about, for callers that sort problems (the Python
+  /// module's exception types).
+  enum class Problem : uint8_t {
+    Request,  ///< the request itself (a product the target lacks, no such function)
+    Argument, ///< an argument named wrongly, given twice or missing
+    Shape,    ///< a rank or size that does not fit the parameter's shape
+    DType,    ///< an element type other than the parameter's
+    Memory,   ///< more tensor memory than the request's limit
+  };
+  Problem problem = Problem::Request;
   std::string text;  ///< TensorIr, LoopIr, LlvmIr(Optimized), ExitText, Checked with dumpAst
   std::string dot;   ///< TensorIr with `dot`
   std::optional<Signature> signature;  ///< a tensor entry's

@@ -26,6 +26,11 @@ void keel_rt_parallel_for(KeelParallelBody body, void *context, int64_t from, in
 #define KEEL_MAX_THREADS 1024
 void keel_rt_set_threads(int32_t threads);
 int32_t keel_rt_threads(void);
+/* The threads for the parallel loops the calling thread starts, in place of
+ * keel_rt_set_threads's (1 to KEEL_MAX_THREADS; 0: that setting again): for
+ * a host that runs several calls at once, each with its own count (the
+ * Python module's `threads=`). */
+void keel_rt_set_threads_here(int32_t threads);
 /* The CPUs this process may run on (its affinity mask). */
 int32_t keel_rt_available_cpus(void);
 

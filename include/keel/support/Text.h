@@ -15,6 +15,11 @@
 
 namespace keel {
 
+/// A byte count: digits, optionally followed by K, M, G or T (powers of
+/// 1024; `KiB`, `KB` and `k` are read the same way); nullopt for anything
+/// else, zero, or more than 2^62 bytes.
+std::optional<int64_t> parseByteSize(std::string_view text);
+
 /// Parses `0x` followed by exactly `digits` hex digits (either case).
 /// Anything else, including a different number of digits, is nullopt.
 std::optional<uint64_t> parseFixedHex(std::string_view text, int digits);
