@@ -160,6 +160,7 @@ public:
       : src_(sources), program_(program), checked_(checked), diags_(diags), defaultOrder_(defaultOrder) {}
 
   std::optional<Module> run(const BuildRequest &request) {
+    keywordSizes_ = request.keywordSizes;
     const FunctionDecl *entry = findFunction(request.entry);
     try {
       if (!entry) {
@@ -260,13 +261,15 @@ private:
       std::string names, example;
       for (size_t i = 0; i < missing.size(); ++i) {
         names += std::string(i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + "`" + missing[i] + "`";
-        example += (i ? "," : "") + missing[i] + "=8";
+        example += (i ? keywordSizes_ ? ", " : "," : "") + missing[i] + "=8";
       }
       bool allParams = std::all_of(missing.begin(), missing.end(), [&](const std::string &v) { return isDimParam(s, v); });
       bool noParams = std::none_of(missing.begin(), missing.end(), [&](const std::string &v) { return isDimParam(s, v); });
       std::string what = allParams ? "dimension parameter" : noParams ? "shape variable" : "shape variable or dimension parameter";
       diags_.error(code::E0400, site, "no size for " + what + (missing.size() > 1 ? "s " : " ") + names + " of `" + fn.name + "`")
-          .help("give every shape variable a size, e.g. --bind " + example);
+          .help("give every shape variable a size, e.g. " +
+                (keywordSizes_ ? example + (missing.size() > 1 ? " as keyword arguments" : " as a keyword argument")
+                               : "--bind " + example));
       throw Fail{};
     }
     for (size_t i = 0; i < s.refinements.size(); ++i) {
@@ -929,6 +932,7 @@ private:
   std::map<std::string, ValueId> env_;
   std::map<std::string, int64_t> bindings_;
   SumOrder defaultOrder_;
+  bool keywordSizes_ = false; ///< BuildRequest::keywordSizes
 };
 
 } // namespace

@@ -362,8 +362,8 @@ bool EntryCompilation::checkNames(const std::vector<std::string> &names) {
       std::string list;
       for (const std::string &n : names)
         list += (list.empty() ? "" : ", ") + n;
-      return fail(Compiled::Problem::Argument, "`" + r_.entry + "` has no parameter `" + a.name + "` (its parameters: " +
-                  (list.empty() ? "none" : list) + ")");
+      return fail(Compiled::Problem::Argument, "`" + r_.entry + "` has no parameter `" + a.name +
+                                                   "` (its parameters: " + (list.empty() ? "none" : list) + ")");
     }
     size_t i = static_cast<size_t>(it - names.begin());
     if (given[i])
@@ -373,8 +373,8 @@ bool EntryCompilation::checkNames(const std::vector<std::string> &names) {
   if (r_.argumentsRequired)
     for (size_t i = 0; i < given.size(); ++i)
       if (!given[i])
-        return fail(Compiled::Problem::Argument, "no " + r_.argumentFlag + " for parameter `" + names[i] + "` of `" + r_.entry + "`" +
-                    r_.missingArgumentHelp);
+        return fail(Compiled::Problem::Argument, "no " + r_.argumentFlag + " for parameter `" + names[i] + "` of `" +
+                                                     r_.entry + "`" + r_.missingArgumentHelp);
   return true;
 }
 
@@ -382,7 +382,8 @@ std::optional<ir::Module> EntryCompilation::module() {
   bool fuse = r_.fuseByDefault;
   if (m_.ir) {
     if (!r_.bindings.empty()) {
-      fail(Compiled::Problem::Request, "--bind sizes the shape variables of .sfn source; the shapes in tensor IR (" + m_.path + ") are static");
+      fail(Compiled::Problem::Request, "--bind sizes the shape variables of .sfn source; the shapes in tensor IR (" +
+                                           m_.path + ") are static");
       return std::nullopt;
     }
     ir::Module m = *m_.ir; // the loaded module stays as it was read
@@ -406,7 +407,9 @@ std::optional<ir::Module> EntryCompilation::module() {
     fail(Compiled::Problem::Shape, "the arguments do not fit `" + r_.entry + "`: " + error);
     return std::nullopt;
   }
-  std::optional<ir::Module> m = instantiateEntry(c_, *m_.source, {r_.entry, bindings});
+  instantiate::BuildRequest build{r_.entry, bindings};
+  build.keywordSizes = r_.keywordSizes;
+  std::optional<ir::Module> m = instantiateEntry(c_, *m_.source, build);
   if (!m || !runPasses(c_, *m, fuse))
     return std::nullopt;
   return m;
@@ -415,12 +418,14 @@ std::optional<ir::Module> EntryCompilation::module() {
 bool EntryCompilation::checkLimits(const ir::Function &f, const std::vector<std::string> &names) {
   for (ir::ValueId v : f.params)
     if (f.valueTypes[v].rank() > KEEL_MAX_RANK)
-      return fail(Compiled::Problem::Shape, "`" + r_.entry + "` takes " + ir::typeText(f.valueTypes[v]) + ": tensors cross into compiled code " +
-                  "with at most " + std::to_string(KEEL_MAX_RANK) + " dimensions");
+      return fail(Compiled::Problem::Shape, "`" + r_.entry + "` takes " + ir::typeText(f.valueTypes[v]) +
+                                                ": tensors cross into compiled code with at most " +
+                                                std::to_string(KEEL_MAX_RANK) + " dimensions");
   for (const ir::TensorType &t : f.resultTypes)
     if (t.rank() > KEEL_MAX_RANK)
-      return fail(Compiled::Problem::Shape, "`" + r_.entry + "` returns " + ir::typeText(t) + ": tensors cross out of compiled code with at " +
-                  "most " + std::to_string(KEEL_MAX_RANK) + " dimensions");
+      return fail(Compiled::Problem::Shape, "`" + r_.entry + "` returns " + ir::typeText(t) +
+                                                ": tensors cross out of compiled code with at most " +
+                                                std::to_string(KEEL_MAX_RANK) + " dimensions");
   if (r_.memoryLimit == 0)
     return true;
   // Every tensor the host holds, against the limit, before any is made.
@@ -437,8 +442,9 @@ bool EntryCompilation::checkLimits(const ir::Function &f, const std::vector<std:
       std::string need = bytesText(bytes);
       if (hostBytes)
         need += ", after " + bytesText(hostBytes) + " for the tensors before it";
-      return fail(Compiled::Problem::Memory, what + " of `" + r_.entry + "`" + where + " is " + ir::typeText(t) + ": it needs " + need +
-                  ", over the memory limit of " + bytesText(limit) + " (" + r_.memoryLimitSetting + ")");
+      return fail(Compiled::Problem::Memory, what + " of `" + r_.entry + "`" + where + " is " + ir::typeText(t) +
+                                                 ": it needs " + need + ", over the memory limit of " +
+                                                 bytesText(limit) + " (" + r_.memoryLimitSetting + ")");
     }
     hostBytes += bytes;
   }

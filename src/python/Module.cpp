@@ -29,6 +29,8 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -290,6 +292,7 @@ std::shared_ptr<const Kernel> compileKernel(Module &m, const pipeline::FunctionI
   r.bindings = b.sizes;
   r.arguments = typeArguments(f, views);
   r.argumentFlag = "argument";
+  r.keywordSizes = true;
   r.product = pipeline::Product::Executable;
   r.memoryLimit = static_cast<uint64_t>(keel_rt_memory_limit());
   r.memoryLimitSetting = "the least of the machine's memory, its cgroup's limit and what ulimit -v leaves";
@@ -436,6 +439,7 @@ std::string text(const std::shared_ptr<Module> &m, const std::string &kind, cons
   r.arguments = typeArguments(f, views);
   r.argumentsRequired = false;
   r.argumentFlag = "argument";
+  r.keywordSizes = true;
   auto flag = [&](const char *name) { return b.options.count(name) && PyObject_IsTrue(b.options[name].ptr()) == 1; };
   if (kind == "ir") {
     r.product = pipeline::Product::TensorIr;
@@ -679,4 +683,18 @@ PYBIND11_MODULE(_keel, mod) {
     keel_rt_set_threads(threads);
   });
   mod.def("threads", [] { return keel_rt_threads(); });
+  // KEEL_THREADS, as the keel command reads it.
+  if (const char *env = std::getenv("KEEL_THREADS"); env && *env) {
+    int32_t threads = 0;
+    const char *end = env + std::strlen(env);
+    auto [at, ec] = std::from_chars(env, end, threads);
+    if (ec != std::errc() || at != end || threads < 1 || threads > KEEL_MAX_THREADS) {
+      std::string message = std::string("KEEL_THREADS must be a thread count from 1 to ") +
+                            std::to_string(KEEL_MAX_THREADS) + ", not '" + env + "'; using every CPU";
+      if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) < 0)
+        throw py::error_already_set();
+    } else {
+      keel_rt_set_threads(threads);
+    }
+  }
 }

@@ -60,41 +60,52 @@ def closure(links, library):
     return seen
 
 
-# The driver's sources, and what each may include and use beyond the
-# pipeline's entry, the runtime and support.
-DRIVER_SOURCES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "driver")
-DRIVER_ALLOWED = {"driver", "pipeline", "rt", ""}
-DRIVER_EXTRA = {"FpCommand.cpp": {"fp"}}
+# The tools built on the pipeline's entry: the driver and the Python
+# module. Each source may include the pipeline's entry and the headers of
+# the layers named, and its objects may use those namespaces (the runtime
+# is keel::rt, support the global keel::, numerics keel::fp).
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOLS = {
+    # name: (sources, objects under the build's src/, own namespace, header layers, extra per file)
+    "driver": (os.path.join(HERE, "..", "..", "src", "driver"), os.path.join("driver", "CMakeFiles", "keel.dir"),
+               "driver", {"runtime", "support"}, {"FpCommand.cpp": {"numerics"}}),
+    "python": (os.path.join(HERE, "..", "..", "src", "python"),
+               os.path.join("python", "CMakeFiles", "keel_python.dir"), "python",
+               {"runtime", "support", "numerics"}, {}),
+}
+NAMESPACE_OF_LAYER = {"runtime": "rt", "support": "", "numerics": "fp"}
 
 
-def check_driver(library_dir):
+def check_tool(tool, library_dir):
+    sources_dir, objects_dir, own, layers, extras = TOOLS[tool]
+    objects = os.path.join(library_dir, objects_dir)
+    if tool == "python" and not os.path.isdir(objects):
+        return []  # built without the Python module (KEEL_BUILD_PYTHON=OFF)
     problems = []
-    objects = os.path.join(library_dir, "driver", "CMakeFiles", "keel.dir")
-    sources = sorted(n for n in os.listdir(DRIVER_SOURCES) if n.endswith((".cpp", ".h")))
+    sources = sorted(n for n in os.listdir(sources_dir) if n.endswith((".cpp", ".h")))
     for name in sources:
-        extra = DRIVER_EXTRA.get(name, set())
-        headers = {"keel/pipeline/Pipeline.h"}
-        with open(os.path.join(DRIVER_SOURCES, name)) as f:
+        allowed = layers | extras.get(name, set())
+        with open(os.path.join(sources_dir, name)) as f:
             for line in f:
                 m = re.match(r'\s*#\s*include\s*"(keel/[^"]+)"', line)
                 if not m:
                     continue
                 header = m.group(1)
-                layer = header.split("/")[1]
-                if header not in headers and layer not in ("runtime", "support") and \
-                        not (layer == "numerics" and "fp" in extra):
-                    problems.append(f"driver: {name} includes {header}, not the pipeline's entry, the runtime or support")
+                if header != "keel/pipeline/Pipeline.h" and header.split("/")[1] not in allowed:
+                    problems.append(f"{tool}: {name} includes {header}, not the pipeline's entry or "
+                                    f"{', '.join(sorted(allowed))}")
         if not name.endswith(".cpp"):
             continue
         obj = os.path.join(objects, name + ".o")
         if not os.path.exists(obj):
-            problems.append(f"driver: {obj} not found")
+            problems.append(f"{tool}: {obj} not found")
             continue
+        namespaces = {own, "pipeline"} | {NAMESPACE_OF_LAYER[layer] for layer in allowed}
         nm = subprocess.run(["nm", "-C", "--undefined-only", obj], capture_output=True, text=True, check=True)
         for symbol in nm.stdout.splitlines():
             m = re.search(r"\bkeel::(?:([a-z]+)::)?", symbol)
-            if m and (m.group(1) or "") not in DRIVER_ALLOWED | extra:
-                problems.append(f"driver: {name} uses keel::{m.group(1)}:: ({symbol.strip()})")
+            if m and (m.group(1) or "") not in namespaces:
+                problems.append(f"{tool}: {name} uses keel::{m.group(1)}:: ({symbol.strip()})")
     return problems
 
 
@@ -136,10 +147,11 @@ def main():
                 problems.append(f"{library} uses keel::{n}::, which no layer declares")
             elif owner not in allowed:
                 problems.append(f"{library} uses keel::{n}:: (layer {owner}), which is above it or beside it")
-    problems += check_driver(library_dir)
+    for tool in TOOLS:
+        problems += check_tool(tool, library_dir)
     for p in problems:
         print("layering:", p)
-    print(f"{len(LAYERS)} libraries and the driver checked, {len(problems)} problems")
+    print(f"{len(LAYERS)} libraries, the driver and the Python module checked, {len(problems)} problems")
     sys.exit(1 if problems else 0)
 
 

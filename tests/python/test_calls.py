@@ -177,3 +177,39 @@ def test_a_transformer_block_equals_keel_run(run_cli):
     want = run_cli(f"{EXAMPLES}/llama.sfn", "llama_decoder_layer", args,
                    ["--bind", f"B={b},T={t},C={c},F={f},H=4,KV=2"])[0]
     assert same_bytes(got, want)
+
+
+def test_keel_threads_is_read_at_import(tmp_path):
+    import os
+    import subprocess
+    import sys
+    program = "import keel; print(keel.threads())"
+    for value, want, warned in (("3", "3", False), ("zero", None, True)):
+        env = dict(os.environ, KEEL_THREADS=value)
+        run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env)
+        assert run.returncode == 0, run.stderr
+        if want:
+            assert run.stdout.strip() == want
+        assert ("KEEL_THREADS must be" in run.stderr) == warned
+
+
+def test_compiled_code_goes_to_the_compile_cache(tmp_path):
+    """A call stores its machine code in $KEEL_CACHE_DIR (as `keel run`
+    does), and a second process gives the same bytes from it."""
+    import os
+    import subprocess
+    import sys
+    from conftest import KEEL
+    cache = tmp_path / "cache"
+    program = ("import numpy as np, keel\n"
+               "m = keel.compile('fn f(x: Tensor<f32, [N]>) -> Tensor<f32, [N]> { return exp(x) * x; }')\n"
+               "print(m.f(np.linspace(-3, 3, 7, dtype=np.float32)).tobytes().hex())\n")
+    env = dict(os.environ, KEEL_CACHE_DIR=str(cache))
+    outputs = []
+    for _ in range(2):
+        run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env)
+        assert run.returncode == 0, run.stderr
+        outputs.append(run.stdout)
+        shown = subprocess.run([KEEL, "cache", "--cache-dir", str(cache)], capture_output=True, text=True)
+        assert ": 1 entries" in shown.stdout or ": 1 entry" in shown.stdout, shown.stdout
+    assert outputs[0] == outputs[1]

@@ -63,7 +63,10 @@ def test_a_requires_clause_that_fails_is_a_shape_error(transformer):
 
 
 def test_missing_dimension_parameter(llama):
-    raises(keel.ArgumentError, lambda: llama.attention(*attention_args(), H=4), "`KV`", "E0400")
+    raises(keel.ArgumentError, lambda: llama.attention(*attention_args(), H=4), "`KV`", "E0400",
+           "KV=8 as a keyword argument")
+    raises(keel.ArgumentError, lambda: llama.attention(*attention_args()), "`H` and `KV`",
+           "H=8, KV=8 as keyword arguments")
     raises(keel.ArgumentError, lambda: llama.attention(*attention_args(), H=4, KV="2"), "KV=", "int")
     raises(keel.ShapeError, lambda: llama.attention(*attention_args(), H=4, KV=0), "KV=", "from 1")
     raises(keel.ArgumentError, lambda: llama.attention(*attention_args(), H=4, KV=2, Z=1), "`Z`", "not a shape variable")

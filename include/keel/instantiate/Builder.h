@@ -38,6 +38,9 @@ struct BuildRequest {
   /// The order of `sum`, `mean` and `matmul` calls that give no `order:`
   /// (--default-order).
   ir::SumOrder defaultOrder = ir::SumOrder::Sequential;
+  /// Messages show sizes as keyword arguments (`H=8, KV=8`: the Python
+  /// module), not as `--bind H=8,KV=8`.
+  bool keywordSizes = false;
 };
 
 /// Parses `B=2,S=8` (also several --bind flags joined by commas); nullopt

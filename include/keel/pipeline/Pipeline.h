@@ -323,6 +323,8 @@ struct Request {
   /// How messages name an argument (`--arg x`, `argument x`), and what a
   /// message about a missing one adds (how to give it).
   std::string argumentFlag = "argument", missingArgumentHelp;
+  /// Messages show sizes as keyword arguments (`H=8`), not `--bind H=8`.
+  bool keywordSizes = false;
   Product product = Product::Executable;
   bool fuseByDefault = true;     ///< unless Options::fuse says
   bool mainFunction = false;     ///< ExitText: a `@main` that runs the entry on the arguments' values
