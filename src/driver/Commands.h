@@ -46,7 +46,11 @@ struct TensorRunOptions {
   int repeat = 0; ///< --repeat N: time N runs (compilation excluded)
   std::string command = "run"; ///< for messages: `keel run: error: ...`
   bool argumentsRequired = true; ///< every parameter needs an --arg
+  std::vector<std::string> grad; ///< --grad P,...: the value and these gradients
 };
+/// The parameter names of `--grad P1,P2`; nullopt with `error` set when
+/// the list is empty or has an empty name.
+std::optional<std::vector<std::string>> parseGradList(std::string_view text, std::string &error);
 int runTensorEntry(const TensorRunOptions &options);
 
 /// `keel emit --linalg FILE --entry F [--bind ...] [--keel-math]

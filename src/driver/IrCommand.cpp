@@ -1,6 +1,6 @@
 //===- IrCommand.cpp - `keel ir`: the tensor IR of an instantiation ------===//
 //
-//   keel ir FILE --entry F [--bind B=2,S=8]... [--locations] [--json] [--color WHEN]
+//   keel ir FILE --entry F [--bind B=2,S=8]... [--grad P,...] [--locations] [--json] [--color WHEN]
 //           [--fuse] [--explain-fusion] [--stats] [--dot FILE]
 //           [--print-after=STEP] [--print-after-all] [--time-passes]
 //
@@ -41,10 +41,17 @@ int runIr(const std::vector<std::string_view> &args) {
       return usage(optionError);
     if (common == OptionResult::Taken) continue;
     if (a == "--locations") request.locations = true;
-    else if ((a == "--entry" || a == "--bind" || a == "--dot") && i + 1 == args.size())
+    else if ((a == "--entry" || a == "--bind" || a == "--dot" || a == "--grad") && i + 1 == args.size())
       return usage(std::string(a) + " needs a value");
     else if (a == "--entry") request.entry = std::string(args[++i]);
     else if (a == "--dot") dotPath = std::string(args[++i]);
+    else if (a == "--grad") {
+      std::string error;
+      std::optional<std::vector<std::string>> names = parseGradList(args[++i], error);
+      if (!names)
+        return usage("--grad " + error);
+      request.gradient.insert(request.gradient.end(), names->begin(), names->end());
+    }
     else if (a == "--bind") {
       std::string error;
       auto bindings = pipeline::parseBindings(args[++i], error);

@@ -117,6 +117,28 @@ bool setCache(const std::string &command, Parsed &p) {
   return true;
 }
 
+} // namespace
+
+std::optional<std::vector<std::string>> parseGradList(std::string_view text, std::string &error) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string_view name = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    if (name.empty()) {
+      error = "takes the names of the parameters to differentiate with respect to, P1,P2, not '" + std::string(text) +
+              "'";
+      return std::nullopt;
+    }
+    names.emplace_back(name);
+    if (comma == std::string_view::npos)
+      return names;
+    start = comma + 1;
+  }
+}
+
+namespace {
+
 std::optional<Parsed> parseArgs(const std::string &command, const std::vector<std::string_view> &args, bool emit) {
   Parsed p;
   auto usage = [&](const std::string &message) -> std::optional<Parsed> {
@@ -177,13 +199,19 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
                      " (what the pinned StableHLO release serializes to), not '" + p.exit.targetVersion + "'");
     }
     else if ((run && (a == "--entry" || a == "--arg" || a == "--out" || a == "--bind" || a == "--repeat" ||
-                      a == "--max-memory")) ||
-             (emit && (a == "--entry" || a == "--arg" || a == "--bind"))) {
+                      a == "--max-memory" || a == "--grad")) ||
+             (emit && (a == "--entry" || a == "--arg" || a == "--bind" || a == "--grad"))) {
       if (i + 1 == args.size() || args[i + 1].empty())
         return usage(std::string(a) + " needs a value");
       std::string value(args[++i]);
       if (a == "--entry")
         p.tensor.entry = value;
+      else if (a == "--grad") {
+        std::optional<std::vector<std::string>> names = parseGradList(value, error);
+        if (!names)
+          return usage("--grad " + error);
+        p.tensor.grad.insert(p.tensor.grad.end(), names->begin(), names->end());
+      }
       else if (a == "--max-memory") {
         p.maxMemory = parseByteSize(value);
         if (!p.maxMemory)
@@ -218,10 +246,10 @@ std::optional<Parsed> parseArgs(const std::string &command, const std::vector<st
     else
       return usage("one file at a time");
   }
-  bool tensorOptions =
-      !p.tensor.args.empty() || !p.tensor.outDir.empty() || !p.tensor.bindings.empty() || p.tensor.repeat;
+  bool tensorOptions = !p.tensor.args.empty() || !p.tensor.outDir.empty() || !p.tensor.bindings.empty() ||
+                       p.tensor.repeat || !p.tensor.grad.empty();
   if (tensorOptions && p.tensor.entry.empty())
-    return usage("--arg, --bind, --out and --repeat go with --entry F");
+    return usage("--arg, --bind, --grad, --out and --repeat go with --entry F");
   bool exitEmit = p.emit == "linalg" || p.emit == "stablehlo";
   if (emit && !exitEmit && (!p.tensor.entry.empty() || p.exit.main || p.exit.keelMath))
     return usage("--entry and --main go with --linalg or --stablehlo, --keel-math with --linalg");

@@ -7,8 +7,8 @@
 // its shape variables) or tensor IR text (.kir, static already). Every
 // argument is checked against F's parameter types before anything runs;
 // F runs through the CPU exit (the oracle), and each
-// result is written to DIR/F.npy (several: F.0.npy, F.1.npy, ...) or, with
-// no --out, printed. --repeat N runs it N more times and reports the best
+// result is written to DIR/F.npy (several: F.0.npy, F.1.npy, ...; with
+// --grad P,...: F.npy and grad_P.npy for each P) or, with no --out, printed. --repeat N runs it N more times and reports the best
 // and median wall time of the call (compilation and files excluded).
 //
 //===----------------------------------------------------------------------===//
@@ -124,7 +124,11 @@ int runEntry(const TensorRunOptions &o, pipeline::Compiled &compiled) {
   std::vector<std::string> paths;
   std::vector<const rt::Tensor *> results;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    paths.push_back(o.outDir + "/" + o.entry + (outputs.size() == 1 ? "" : "." + std::to_string(i)) + ".npy");
+    // With --grad: F.npy, then grad_P.npy for each parameter P.
+    std::string name = !o.grad.empty() ? (i == 0 ? o.entry : "grad_" + o.grad[i - 1])
+                       : outputs.size() == 1 ? o.entry
+                                             : o.entry + "." + std::to_string(i);
+    paths.push_back(o.outDir + "/" + name + ".npy");
     results.push_back(&outputs[i]);
   }
   if (!rt::writeNpyFiles(paths, results, error))
@@ -153,6 +157,7 @@ int tensorEntry(const TensorRunOptions &o, const ExitEmitOptions *exit) {
   request.bindings = o.bindings;
   request.arguments = std::move(*args);
   request.argumentsRequired = o.argumentsRequired;
+  request.gradient = o.grad;
   request.argumentFlag = "--arg";
   request.missingArgumentHelp = ": give NAME=FILE.npy or NAME=random:SEED";
   request.product = exit ? pipeline::Product::ExitText : pipeline::Product::Executable;

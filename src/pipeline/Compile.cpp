@@ -324,6 +324,8 @@ public:
   bool checkNames(const std::vector<std::string> &names);
   /// The module to compile, through its passes.
   std::optional<ir::Module> module();
+  /// The entry made its value and gradient when the request asks (--grad).
+  bool differentiate(ir::Module &m);
   /// Limits of what crosses into compiled code: ranks and tensor memory.
   bool checkLimits(const ir::Function &f, const std::vector<std::string> &names);
   /// The arguments as tensors of `f`'s parameter types: random ones made,
@@ -387,7 +389,7 @@ std::optional<ir::Module> EntryCompilation::module() {
       return std::nullopt;
     }
     ir::Module m = *m_.ir; // the loaded module stays as it was read
-    if (!runPasses(c_, m, fuse))
+    if (!differentiate(m) || !runPasses(c_, m, fuse))
       return std::nullopt;
     return m;
   }
@@ -410,9 +412,32 @@ std::optional<ir::Module> EntryCompilation::module() {
   instantiate::BuildRequest build{r_.entry, bindings};
   build.keywordSizes = r_.keywordSizes;
   std::optional<ir::Module> m = instantiateEntry(c_, *m_.source, build);
-  if (!m || !runPasses(c_, *m, fuse))
+  if (!m || !differentiate(*m) || !runPasses(c_, *m, fuse))
     return std::nullopt;
   return m;
+}
+
+bool EntryCompilation::differentiate(ir::Module &m) {
+  if (r_.gradient.empty())
+    return true;
+  std::vector<std::string> names = *parameterNames(m_, r_.entry); // checkNames found the entry
+  std::vector<size_t> wrt;
+  for (const std::string &p : r_.gradient) {
+    auto it = std::find(names.begin(), names.end(), p);
+    if (it == names.end()) {
+      std::string list;
+      for (const std::string &n : names)
+        list += (list.empty() ? "" : ", ") + n;
+      return fail(Compiled::Problem::Argument, "`" + r_.entry + "` has no parameter `" + p +
+                                                   "` to differentiate with respect to (its parameters: " +
+                                                   (list.empty() ? "none" : list) + ")");
+    }
+    size_t i = static_cast<size_t>(it - names.begin());
+    if (std::find(wrt.begin(), wrt.end(), i) != wrt.end())
+      return fail(Compiled::Problem::Argument, "the gradient with respect to `" + p + "` is asked for twice");
+    wrt.push_back(i);
+  }
+  return gradient(c_, m, r_.entry, wrt);
 }
 
 bool EntryCompilation::checkLimits(const ir::Function &f, const std::vector<std::string> &names) {

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "keel/pipeline/Steps.h"
 
+#include "keel/autodiff/Gradient.h"
 #include "keel/codegen/Codegen.h"
 #include "keel/instantiate/LowerScalar.h"
 #include "keel/ir/Text.h"
@@ -104,7 +105,7 @@ constexpr TensorPass kTestPasses[] = {
     {"test-throw", [](Compilation &, ir::Module &) -> bool { throw std::out_of_range("an index out of range"); }},
 };
 /// The steps that produce IR, besides the passes.
-constexpr std::string_view kSteps[] = {"instantiate", "schedule", "lower"};
+constexpr std::string_view kSteps[] = {"instantiate", "gradient", "schedule", "lower"};
 
 /// Verifies tensor IR a step produced; an internal compiler error naming
 /// the step, with the function's IR, when it fails.
@@ -142,10 +143,11 @@ bool verifyLoops(Compilation &c, std::string_view step, const loop::Module &m) {
 } // namespace
 
 std::vector<std::string_view> stepNames() {
-  std::vector<std::string_view> out{kSteps[0]}; // in pipeline order: instantiate, the passes, the CPU exit's steps
+  // In pipeline order: instantiate, gradient, the passes, the CPU exit's steps.
+  std::vector<std::string_view> out{kSteps[0], kSteps[1]};
   for (const TensorPass &p : kDefaultPasses)
     out.push_back(p.name);
-  out.insert(out.end(), std::begin(kSteps) + 1, std::end(kSteps));
+  out.insert(out.end(), std::begin(kSteps) + 2, std::end(kSteps));
   return out;
 }
 
@@ -258,6 +260,24 @@ std::optional<ir::Module> readIr(Compilation &c, FileId file) {
   if (!valid)
     return std::nullopt;
   return m;
+}
+
+bool gradient(Compilation &c, ir::Module &m, const std::string &entry, const std::vector<size_t> &wrt) {
+  c.printBefore("gradient", [&] { return ir::print(m, {false, c.options.keepNames}); });
+  std::optional<autodiff::Problem> problem =
+      c.timed("gradient", [&] { return autodiff::valueAndGradient(m, entry, wrt); });
+  if (problem) {
+    Span at = problem->loc.known() ? c.sources.spanAt(problem->loc.file, problem->loc.line, problem->loc.column)
+                                   : Span{};
+    constexpr std::string_view kInternal = "internal compiler error: ";
+    if (problem->message.rfind(kInternal, 0) == 0)
+      c.diags.internalError(at, problem->message.substr(kInternal.size()));
+    else
+      c.diags.error(code::E0600, at, problem->message);
+    return false;
+  }
+  c.printAfter("gradient", true, [&] { return ir::print(m, {false, c.options.keepNames}); });
+  return c.timed("verify", [&] { return verifyAfter(c, "gradient", m); });
 }
 
 bool runPasses(Compilation &c, ir::Module &m, bool fuseByDefault) {

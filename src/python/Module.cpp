@@ -286,9 +286,10 @@ std::vector<pipeline::Argument> typeArguments(const pipeline::FunctionInfo &f, c
 }
 
 std::shared_ptr<const Kernel> compileKernel(Module &m, const pipeline::FunctionInfo &f, const Bound &b,
-                                            const std::vector<ArrayView> &views) {
+                                            const std::vector<ArrayView> &views, const std::vector<std::string> &wrt) {
   pipeline::Request r;
   r.entry = f.name;
+  r.gradient = wrt;
   r.bindings = b.sizes;
   r.arguments = typeArguments(f, views);
   r.argumentFlag = "argument";
@@ -317,8 +318,11 @@ std::shared_ptr<const Kernel> compileKernel(Module &m, const pipeline::FunctionI
 }
 
 /// The kernel cache's key: the function, its sizes, each argument's dtype and shape.
-std::string kernelKey(const pipeline::FunctionInfo &f, const Bound &b, const std::vector<ArrayView> &views) {
+std::string kernelKey(const pipeline::FunctionInfo &f, const Bound &b, const std::vector<ArrayView> &views,
+                      const std::vector<std::string> &wrt) {
   std::string key = f.name;
+  for (const std::string &p : wrt)
+    key += "/d" + p;
   for (const auto &[name, size] : b.sizes)
     key += ";" + name + "=" + std::to_string(size);
   for (const ArrayView &v : views) {
@@ -329,14 +333,14 @@ std::string kernelKey(const pipeline::FunctionInfo &f, const Bound &b, const std
   return key;
 }
 
-py::object call(const std::shared_ptr<Module> &m, const pipeline::FunctionInfo &f, const py::args &args,
-                const py::kwargs &kwargs) {
+py::object call(const std::shared_ptr<Module> &m, const pipeline::FunctionInfo &f, const std::vector<std::string> &wrt,
+                const py::args &args, const py::kwargs &kwargs) {
   Bound b = bind(f, args, kwargs, {}, true);
   std::vector<ArrayView> views;
   views.reserve(f.params.size());
   for (size_t i = 0; i < f.params.size(); ++i)
     views.push_back(viewOrRaise(b.tensors[i], argumentName(f, i)));
-  std::string key = kernelKey(f, b, views);
+  std::string key = kernelKey(f, b, views, wrt);
   std::shared_ptr<const Kernel> k;
   {
     std::lock_guard<std::mutex> hold(m->lock);
@@ -345,7 +349,7 @@ py::object call(const std::shared_ptr<Module> &m, const pipeline::FunctionInfo &
       k = it->second;
   }
   if (!k) {
-    k = compileKernel(*m, f, b, views);
+    k = compileKernel(*m, f, b, views, wrt);
     std::lock_guard<std::mutex> hold(m->lock);
     k = m->kernels.emplace(key, k).first->second; // another thread's, if it was first
   }
@@ -580,16 +584,19 @@ py::dict functionInfo(const pipeline::FunctionInfo &f) {
 }
 
 /// A function of a module, callable.
+/// A function of a module, callable; with `wrt`, its value and gradient
+/// with respect to those parameters (docs/autodiff.md).
 struct Function {
   std::shared_ptr<Module> module;
   size_t index;
+  std::vector<std::string> wrt;
   const pipeline::FunctionInfo &info() const { return module->functions[index]; }
 };
 
 Function functionOf(const std::shared_ptr<Module> &m, const std::string &name) {
   for (size_t i = 0; i < m->functions.size(); ++i)
     if (m->functions[i].name == name)
-      return Function{m, i};
+      return Function{m, i, {}};
   std::string list;
   for (const pipeline::FunctionInfo &f : m->functions)
     list += (list.empty() ? "" : ", ") + f.name;
@@ -639,6 +646,14 @@ PYBIND11_MODULE(_keel, mod) {
                                return names;
                              })
       .def("function", &functionOf)
+      .def("value_and_grad",
+           [](const std::shared_ptr<Module> &m, const std::string &name, const std::vector<std::string> &wrt) {
+             Function f = functionOf(m, name);
+             if (wrt.empty())
+               throw py::value_error("value_and_grad needs the parameters to differentiate with respect to (wrt=[...])");
+             f.wrt = wrt;
+             return f;
+           })
       .def("info", [](const std::shared_ptr<Module> &m, const std::string &name) {
         return functionInfo(functionOf(m, name).info());
       })
@@ -654,7 +669,9 @@ PYBIND11_MODULE(_keel, mod) {
 
   py::class_<Function>(mod, "Function")
       .def("__call__",
-           [](const Function &f, py::args args, py::kwargs kwargs) { return call(f.module, f.info(), args, kwargs); })
+           [](const Function &f, py::args args, py::kwargs kwargs) {
+             return call(f.module, f.info(), f.wrt, args, kwargs);
+           })
       .def_property_readonly("name", [](const Function &f) { return f.info().name; })
       .def("__repr__", [](const Function &f) {
         return "<keel function " + f.info().name + " of " + std::string(f.module->sources.name(f.module->file)) + ">";

@@ -25,6 +25,7 @@ LAYERS = {
     "keel_sema": ({"sema"}, {"keel_syntax", "keel_numerics", "keel_support"}),
     "keel_ir": ({"ir"}, {"keel_numerics", "keel_support"}),
     "keel_transforms": ({"transforms"}, {"keel_ir", "keel_numerics", "keel_support"}),
+    "keel_autodiff": ({"autodiff"}, {"keel_ir", "keel_numerics", "keel_support"}),
     "keel_exits": ({"exits"}, {"keel_transforms", "keel_ir", "keel_numerics", "keel_support"}),
     "keel_loop": ({"loop"}, {"keel_runtime", "keel_numerics", "keel_support"}),
     "keel_codegen": ({"codegen"}, {"keel_loop", "keel_runtime", "keel_numerics", "keel_support"}),

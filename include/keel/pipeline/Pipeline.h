@@ -325,6 +325,10 @@ struct Request {
   std::string argumentFlag = "argument", missingArgumentHelp;
   /// Messages show sizes as keyword arguments (`H=8`), not `--bind H=8`.
   bool keywordSizes = false;
+  /// --grad P1,P2: the entry becomes its value-and-gradient function with
+  /// respect to these parameters (docs/autodiff.md): its result, then the
+  /// gradient for each, in this order.
+  std::vector<std::string> gradient;
   Product product = Product::Executable;
   bool fuseByDefault = true;     ///< unless Options::fuse says
   bool mainFunction = false;     ///< ExitText: a `@main` that runs the entry on the arguments' values

@@ -9,7 +9,9 @@
 //                                  code, tensor IR for its tensor
 //                                  expressions) -> verify
 //   IR text (.kir)  readIr:        parse -> verify (user errors: E0301)
-//   tensor IR       runPasses:     each pass, then the verifier
+//   tensor IR       gradient:      --grad: the entry's value and gradient
+//                                  (autodiff) -> verify
+//                   runPasses:     each pass, then the verifier
 //   one exit        lowerForCpu:   schedule -> lower -> verify loop IR
 //                                  (Target::CpuReference: the reference
 //                                  lowering alone)
@@ -63,6 +65,12 @@ std::optional<ir::Module> instantiateEntry(Compilation &c, const Checked &source
 
 /// Reads tensor IR text and verifies it (problems are the user's: E0301).
 std::optional<ir::Module> readIr(Compilation &c, FileId file);
+
+/// The entry of `m` made its value-and-gradient function with respect to
+/// the parameters at `wrt` (autodiff::valueAndGradient), then verified;
+/// false after reporting why not (E0600 at the operation, or an internal
+/// error).
+bool gradient(Compilation &c, ir::Module &m, const std::string &entry, const std::vector<size_t> &wrt);
 
 /// The tensor IR passes (fusion, when on: `fuseByDefault` unless --fuse or
 /// --no-fuse said; then --test-pass's), each followed by the verifier.

@@ -69,6 +69,8 @@ namespace keel {
   /* Running programs (keel run, keel test). */                                 \
   X(E0500, "code the CPU exit does not run yet")                                 \
   X(W0510, "the compile cache was not used, or an entry of it was discarded")     \
+  /* Gradients (keel run --grad, keel ir --grad). */                            \
+  X(E0600, "a gradient that cannot be made: a low-precision value on its path, or no f32/f64 scalar result") \
   /* Effects. */                                                                \
   X(E0120, "a call whose effects the caller does not declare")                  \
   X(E0121, "an effect name that does not exist")                                \

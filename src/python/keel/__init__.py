@@ -123,6 +123,16 @@ class Module:
     def __repr__(self):
         return "<keel.Module " + self.path + ": " + ", ".join(self._native.names) + ">"
 
+    def value_and_grad(self, name, wrt):
+        """`name`'s value and its gradient with respect to the parameters
+        `wrt` (names), from one forward and one backward sweep: a callable
+        that takes `name`'s arguments and returns (value, grad, ...), the
+        gradients in the order of `wrt` (docs/autodiff.md). `name` returns
+        one f32 or f64 scalar."""
+        if isinstance(wrt, str):
+            wrt = [wrt]
+        return self._native.value_and_grad(name, list(wrt))
+
     def signature(self, name):
         """The parameters of `name` with their symbolic shapes, its
         dimension parameters and its requires clause."""
