@@ -11,6 +11,7 @@ a wrong axis, head grouping, rotation or mask would be off by far more.
 tests/run/llama_check.py uses decoder_layer below as its reference too.
 """
 import argparse
+import math
 import os
 import sys
 import time
@@ -56,6 +57,55 @@ def decoder_layer(x, p, heads, kv_heads):
     h = rms_norm(x, p["post_attention_layernorm"])
     gate = h @ p["gate_proj"].T
     return x + ((gate / (1.0 + np.exp(-gate))) * (h @ p["up_proj"].T)) @ p["down_proj"].T
+
+
+# A scalar loss on the layer, for gradients: sum(layer(...) * r), appended
+# to examples/llama.sfn's text (docs/autodiff.md).
+LOSS_SOURCE = """
+fn llama_loss<H, KV>(x: Tensor<f32, [B, T, C]>, input_layernorm: Tensor<f32, [C]>,
+                     q_proj: Tensor<f32, [C, C]>, k_proj: Tensor<f32, [KV * (C / H), C]>,
+                     v_proj: Tensor<f32, [KV * (C / H), C]>, o_proj: Tensor<f32, [C, C]>,
+                     post_attention_layernorm: Tensor<f32, [C]>, gate_proj: Tensor<f32, [F, C]>,
+                     up_proj: Tensor<f32, [F, C]>, down_proj: Tensor<f32, [C, F]>,
+                     r: Tensor<f32, [B, T, C]>) -> Tensor<f32, []> ![gpu]
+    requires C % H == 0 && H % KV == 0 && (C / H) % 2 == 0 {
+    let y = llama_decoder_layer(x, input_layernorm, q_proj, k_proj, v_proj, o_proj, post_attention_layernorm,
+                                gate_proj, up_proj, down_proj, H: H, KV: KV);
+    return sum(y * r, axis: [0, 1, 2]);
+}
+"""
+
+
+def torch_decoder_layer(torch, p, heads, kv_heads):
+    """decoder_layer in PyTorch (for autograd: tests/python/test_gradients_blocks.py,
+    bench/grad_bench.py), on a dict of tensors."""
+    def rms_norm(x, w):
+        return w * (x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + 1e-6))
+
+    def rotate_half(x):
+        half = x.shape[-1] // 2
+        return torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+
+    x = p["x"]
+    batch, tokens, hidden = x.shape
+    d = hidden // heads
+    inv_freq = 1.0 / (10000.0 ** (torch.arange(0, d, 2, dtype=x.dtype) / d))
+    freqs = torch.arange(tokens, dtype=x.dtype)[:, None] * inv_freq[None, :]
+    emb = torch.cat([freqs, freqs], dim=-1)
+    cos, sin = torch.cos(emb), torch.sin(emb)
+    h = rms_norm(x, p["input_layernorm"])
+    q = (h @ p["q_proj"].T).reshape(batch, tokens, heads, d).transpose(1, 2)
+    k = (h @ p["k_proj"].T).reshape(batch, tokens, kv_heads, d).transpose(1, 2)
+    v = (h @ p["v_proj"].T).reshape(batch, tokens, kv_heads, d).transpose(1, 2)
+    q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+    k, v = k.repeat_interleave(heads // kv_heads, dim=1), v.repeat_interleave(heads // kv_heads, dim=1)
+    scores = q @ k.transpose(2, 3) / math.sqrt(d)
+    scores = scores.masked_fill(torch.triu(torch.ones(tokens, tokens, dtype=torch.bool), diagonal=1), float("-inf"))
+    probs = torch.exp(scores - scores.amax(dim=-1, keepdim=True))
+    probs = probs / probs.sum(dim=-1, keepdim=True)
+    x = x + (probs @ v).transpose(1, 2).reshape(batch, tokens, hidden) @ p["o_proj"].T
+    h = rms_norm(x, p["post_attention_layernorm"])
+    return x + (torch.nn.functional.silu(h @ p["gate_proj"].T) * (h @ p["up_proj"].T)) @ p["down_proj"].T
 
 
 def parameters(rng, batch, tokens, hidden, heads, kv_heads, intermediate):

@@ -69,11 +69,6 @@ public:
       identity[v] = static_cast<ValueId>(v);
     std::vector<ValueId> returned;
     inlineOps(f_.ops, identity, returned);
-    for (const TensorType &t : g_.valueTypes)
-      if (!t.hasDefaultLayout())
-        stop("`" + f_.name + "` holds a " + typeText(t) + ": gradients of tensors in other layouts than row-major " +
-                 "are not made yet",
-             f_.loc);
     size_t forward = ops_.size();
 
     // Which values depend on a chosen parameter.
@@ -199,10 +194,11 @@ private:
     return o;
   }
 
+  /// A splat of `v` of `like`'s type, layout included.
   ValueId constant(const TensorType &like, double v, const Location &loc) {
     Op o = op(OpKind::Constant);
     o.constant = {fp::fromF64(*formatOf(like.dtype), v)};
-    return emit(std::move(o), {}, TensorType::make(like.dtype, like.shape), loc);
+    return emit(std::move(o), {}, like, loc);
   }
   ValueId unary(UnaryCode c, ValueId x, const Location &loc) {
     Op o = op(OpKind::Unary);
@@ -283,8 +279,19 @@ private:
 
   //===-- The adjoints -----------------------------------------------------===//
 
-  /// Adds contribution `c` to operand `v`'s adjoint.
+  /// `x` in `like`'s layout (a relayout when it differs).
+  ValueId inLayoutOf(ValueId x, const TensorType &like, const Location &loc) {
+    if (type(x).minorToMajor == like.minorToMajor)
+      return x;
+    TensorType t = type(x);
+    t.minorToMajor = like.minorToMajor;
+    return emit(op(OpKind::Relayout), {x}, t, loc);
+  }
+
+  /// Adds contribution `c` to operand `v`'s adjoint (moved into v's
+  /// layout first, when a rule made it in another).
   void contribute(ValueId v, ValueId c, const Location &loc) {
+    c = inLayoutOf(c, type(v), loc);
     if (adjoint_[v] == kNone)
       adjoint_[v] = c;
     else
@@ -374,7 +381,7 @@ private:
     case OpKind::Reduce: if (takes(o, x[0])) contribute(x[0], reduceAdjoint(o, g, x[0], y), at); return;
     case OpKind::DotGeneral: dotAdjoint(o, g); return;
     case OpKind::Copy: if (takes(o, x[0])) contribute(x[0], g, at); return;
-    case OpKind::Relayout: if (takes(o, x[0])) contribute(x[0], g, at); return; // row-major only (checked)
+    case OpKind::Relayout: if (takes(o, x[0])) contribute(x[0], g, at); return; // relayout back, by contribute
     case OpKind::Call: case OpKind::Return: case OpKind::Fusion:
       stop("internal compiler error: `" + opName(o) + "` in the inlined forward sweep", at);
     }
@@ -474,7 +481,7 @@ private:
       auto zeros = [&](int64_t n) {
         TensorType t = type(out);
         t.shape[d] = n;
-        return constant(t, 0.0, at);
+        return constant(t, 0.0, at); // out's layout: concatenate's operands share one
       };
       if (before)
         parts.push_back(zeros(before));
@@ -499,11 +506,13 @@ private:
     case Combiner::Max: case Combiner::Min: {
       // Every element equal to the extreme shares the gradient equally
       // (PyTorch's amax / amin rule): g / count where x == y, else 0.
-      ValueId extreme = broadcast(convert(y, in.dtype, at), in.shape, kept, at);
+      ValueId extreme = inLayoutOf(broadcast(convert(y, in.dtype, at), in.shape, kept, at), in, at);
       ValueId at_ = compare(CompareDir::Eq, x, extreme, at);
       ValueId ones = constant(in, 1.0, at), zeros = constant(in, 0.0, at);
       ValueId count = sum(select(at_, ones, zeros, at), o.dims, at);
-      ValueId share = broadcast(binary(BinaryCode::Div, gx, count, at), in.shape, kept, at);
+      ValueId share =
+          inLayoutOf(broadcast(binary(BinaryCode::Div, gx, inLayoutOf(count, type(gx), at), at), in.shape, kept, at),
+                     in, at);
       return select(at_, share, zeros, at);
     }
     case Combiner::Prod: stop("no gradient rule for `reduce.prod` yet", at);

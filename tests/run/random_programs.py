@@ -27,6 +27,16 @@ StableHLO exit and the pinned StableHLO interpreter
 (default 6): equal bit for bit but for exp, tanh and sigmoid (the
 interpreter's own, a few ulps); a program with tf32 arithmetic must be
 refused with E0915 instead.
+
+    random_programs.py KEEL WORKDIR [SEED] --grad
+
+puts a random scalar loss on each f32 and f64 program (loss_fN: the sum of
+its first result times a random dense constant) and runs its value and
+gradient with respect to every parameter (`keel run --grad`) fused,
+unfused and through `--exit reference`: the gradient function must verify
+and give the same bytes three ways, or be refused with E0600 for what
+docs/autodiff.md refuses (a low-precision value on the path);
+KEEL_GRAD_ITERATIONS modules (default 12).
 """
 import concurrent.futures
 import os
@@ -151,10 +161,29 @@ class Function:
         extra = self.pick(self.dtype, SHAPE)
         if self.rng.random() < 0.5 and extra not in results:
             results.append(extra)  # an intermediate returned too
+        self.results = results
         params = ", ".join(f"{p[0]}: {ty(p[1], p[2])}" for p in self.params)
         rtypes = ", ".join(ty(v[1], v[2]) for v in results)
         head = f"func @{self.name}({params}) -> ({rtypes}) ![gpu] {{"
         return "\n".join([head] + self.lines + ["  return " + ", ".join(v[0] for v in results), "}"])
+
+
+    def loss(self):
+        """loss_NAME: sum(NAME(...)'s first result * a random dense constant), f32[] or f64[]."""
+        t, r = self.dtype, self.rng
+        params = ", ".join(f"{p[0]}: {ty(p[1], p[2])}" for p in self.params)
+        results = ", ".join(f"%r{i}" for i in range(len(self.results)))
+        rtypes = ", ".join(ty(v[1], v[2]) for v in self.results)
+        weights = ", ".join(
+            "0x" + format(int.from_bytes(__import__("struct").pack("<f" if t == "f32" else "<d", r.uniform(-2, 2)),
+                                         "little"), f"0{DIGITS[t]}x") for _ in range(SHAPE[0] * SHAPE[1]))
+        lines = [f"func @loss_{self.name}({params}) -> {t}[] ![gpu] {{",
+                 f"  {results} = call @{self.name}({', '.join(p[0] for p in self.params)}) : {rtypes}",
+                 f"  %w = constant() {{value = [{weights}]}} : {ty(t, SHAPE)}",
+                 f"  %m = binary.mul(%r0, %w) : {ty(t, SHAPE)}",
+                 f"  %l = reduce.sum(%m) {{axes = [0, 1], acc = {t}}} : {t}[]",
+                 "  return %l", "}"]
+        return "\n".join(lines)
 
 
 def run(keel, path, entry, nparams, out, extra):
@@ -218,14 +247,41 @@ def check_stablehlo(keel, work, seed, path, fn):
     return f"FAIL seed {seed} @{fn.name} (stablehlo): {problems[0]} ({path})" if problems else None
 
 
+GRADIENT_REFUSALS = ("gradients are carried in f32 and f64 only",)
+REFUSED = []
+
+
+def check_grad(keel, work, seed, path, fn):
+    """The failure of loss_NAME's value and gradient, or None."""
+    names = ",".join(p[0][1:] for p in fn.params)  # %v0 -> v0
+    results = []
+    for tag, extra in VARIANTS:
+        out = os.path.join(work, f"m{seed}.{fn.name}.grad.{tag}")
+        if os.path.isdir(out):
+            for name in os.listdir(out):
+                os.remove(os.path.join(out, name))
+        data, error = run(keel, path, "loss_" + fn.name, len(fn.params), out, ["--grad", names, *extra])
+        if error:
+            if "E0600" in error and any(r in error for r in GRADIENT_REFUSALS):
+                REFUSED.append(fn.name)  # refused, as docs/autodiff.md says it must be
+                return None
+            return f"FAIL seed {seed} @loss_{fn.name} (gradient, {tag}): {error.strip()}"
+        results.append(data)
+    if any(r != results[0] for r in results):
+        return f"FAIL seed {seed} @loss_{fn.name}: gradient outputs differ fused, unfused, reference ({path})"
+    return None
+
+
 def main():
+    grad = "--grad" in sys.argv
     linalg = "--linalg" in sys.argv
     stablehlo = "--stablehlo" in sys.argv
     threads = "--threads" in sys.argv
-    argv = [a for a in sys.argv if a not in ("--linalg", "--stablehlo", "--threads")]
+    argv = [a for a in sys.argv if a not in ("--linalg", "--stablehlo", "--threads", "--grad")]
     keel, work = argv[1], argv[2]
     variable, default = (("KEEL_LINALG_ITERATIONS", "6") if linalg else ("KEEL_STABLEHLO_ITERATIONS", "6") if stablehlo
-                         else ("KEEL_THREADS_ITERATIONS", "1") if threads else ("KEEL_FUZZ_ITERATIONS", "20"))
+                         else ("KEEL_THREADS_ITERATIONS", "1") if threads else ("KEEL_GRAD_ITERATIONS", "12") if grad
+                         else ("KEEL_FUZZ_ITERATIONS", "20"))
     seeds = [int(argv[3])] if len(argv) > 3 else range(int(os.environ.get(variable, default)))
     os.makedirs(work, exist_ok=True)
     jobs = []
@@ -233,8 +289,12 @@ def main():
         rng = random.Random(seed)
         functions = [Function(rng, f"f{i}") for i in range(10)]
         path = os.path.join(work, f"module{seed}.kir")
+        texts = [fn.text() for fn in functions]
+        if grad:
+            functions = [fn for fn in functions if fn.dtype in ("f32", "f64")]
+            texts += [fn.loss() for fn in functions]
         with open(path, "w") as f:
-            f.write("\n\n".join(fn.text() for fn in functions) + "\n")
+            f.write("\n\n".join(texts) + "\n")
         jobs += [(seed, path, fn) for fn in functions]
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         def one(job):
@@ -242,10 +302,14 @@ def main():
                 return check_linalg(keel, work, *job)
             if stablehlo:
                 return check_stablehlo(keel, work, *job)
+            if grad:
+                return check_grad(keel, work, *job)
             return check(keel, work, *job, variants=THREADED if threads else VARIANTS)
         failures = [f for f in pool.map(one, jobs) if f]
     for f in failures:
         print(f)
+    if grad:
+        print(f"{len(REFUSED)} gradients refused with E0600 (a low-precision value on the path)")
     print(f"{len(jobs)} programs, {len(failures)} failed")
     sys.exit(1 if failures else 0)
 
