@@ -153,6 +153,7 @@ private:
           if (map[o.results[i]] == kNone) // a callee's value: a new one in g
             map[o.results[i]] = g_.newValue(o.resultTypes[i]);
           copy.results[i] = map[o.results[i]];
+          producer_[copy.results[i]] = ops_.size();
         }
         ops_.push_back(std::move(copy));
         break;
@@ -180,6 +181,7 @@ private:
     o.results = {r};
     o.resultTypes = {*inferred.type};
     o.loc = loc;
+    producer_[r] = ops_.size();
     ops_.push_back(std::move(o));
     if (adjoint_.size() < g_.valueTypes.size())
       adjoint_.resize(g_.valueTypes.size(), kNone);
@@ -233,7 +235,23 @@ private:
       return x;
     return emit(op(OpKind::Reshape), {x}, TensorType::make(type(x).dtype, shape), loc);
   }
+  /// A transpose of a transpose is one transpose of the first's operand
+  /// (none when they cancel): the adjoint of `x^T` in a contraction is
+  /// made transposed, and transposed back by the transpose's own rule.
   ValueId transpose(ValueId x, std::vector<int64_t> perm, const Location &loc) {
+    if (auto made = producer_.find(x); made != producer_.end() && ops_[made->second].kind == OpKind::Transpose) {
+      const Op &inner = ops_[made->second];
+      std::vector<int64_t> composed;
+      bool identity = true;
+      for (size_t j = 0; j < perm.size(); ++j) {
+        composed.push_back(inner.dims[static_cast<size_t>(perm[j])]);
+        identity = identity && composed.back() == static_cast<int64_t>(j);
+      }
+      x = inner.operands[0];
+      perm = std::move(composed);
+      if (identity)
+        return x;
+    }
     std::vector<int64_t> shape;
     for (int64_t p : perm)
       shape.push_back(type(x).shape[static_cast<size_t>(p)]);
@@ -341,9 +359,8 @@ private:
       std::vector<int64_t> axes;
       for (size_t d = 0; d < out.rank(); ++d) {
         auto at_ = std::find(o.dims.begin(), o.dims.end(), static_cast<int64_t>(d));
-        bool spread = at_ == o.dims.end() ||
-                      (in.shape[static_cast<size_t>(at_ - o.dims.begin())] == 1 && out.shape[d] != 1);
-        if (spread)
+        bool spread = at_ == o.dims.end() || in.shape[static_cast<size_t>(at_ - o.dims.begin())] == 1;
+        if (spread && out.shape[d] != 1) // a dimension of 1 is summed by the reshape alone
           axes.push_back(static_cast<int64_t>(d));
       }
       contribute(x[0], reshape(sum(g, axes, at), in.shape, at), at);
@@ -550,31 +567,48 @@ private:
     // the other's free dims; the result's dims are batch, operand's free,
     // then the other's contracting dims in increasing order, which pair
     // with the operand's.
-    auto adjoint = [&](ValueId operand, ValueId other, const std::vector<int64_t> &opBatch,
+    auto adjoint = [&](ValueId gv, ValueId operand, ValueId other, const std::vector<int64_t> &opBatch,
                        const std::vector<int64_t> &opFree, const std::vector<int64_t> &opContract,
                        const std::vector<int64_t> &otherBatch, const std::vector<int64_t> &otherFree,
                        const std::vector<int64_t> &otherContract, size_t gFreeOffset, size_t gOwnOffset) {
+      // A transposed `other` is read as the value it transposes, its
+      // dimensions renamed (the contraction then reads it in its stored
+      // order, and the transpose need not be stored for the adjoint).
+      std::vector<int64_t> rename(type(other).rank());
+      for (size_t i = 0; i < rename.size(); ++i)
+        rename[i] = static_cast<int64_t>(i);
+      if (auto made = producer_.find(other);
+          made != producer_.end() && ops_[made->second].kind == OpKind::Transpose) {
+        rename = ops_[made->second].dims;
+        other = ops_[made->second].operands[0];
+      }
+      auto renamed = [&](const std::vector<int64_t> &dims) {
+        std::vector<int64_t> out;
+        for (int64_t d : dims)
+          out.push_back(rename[static_cast<size_t>(d)]);
+        return out;
+      };
       Op d = op(OpKind::DotGeneral);
       d.lhsBatch = gBatch;
-      d.rhsBatch = otherBatch;
+      d.rhsBatch = renamed(otherBatch);
       for (size_t i = 0; i < otherFree.size(); ++i)
         d.lhsContract.push_back(static_cast<int64_t>(gFreeOffset + i));
-      d.rhsContract = otherFree;
+      d.rhsContract = renamed(otherFree);
       d.acc = acc;
       d.order = o.order;
       ValueId wide = convert(other, acc, at);
       std::vector<int64_t> shape;
       for (size_t i = 0; i < batch; ++i)
-        shape.push_back(type(g).shape[i]);
+        shape.push_back(type(gv).shape[i]);
       for (size_t i = 0; i < opFree.size(); ++i)
-        shape.push_back(type(g).shape[gOwnOffset + i]);
-      std::vector<int64_t> rest;
+        shape.push_back(type(gv).shape[gOwnOffset + i]);
+      std::vector<int64_t> contracted = renamed(otherContract), rest;
       for (size_t dd = 0; dd < type(other).rank(); ++dd)
-        if (std::find(otherContract.begin(), otherContract.end(), static_cast<int64_t>(dd)) != otherContract.end())
+        if (std::find(contracted.begin(), contracted.end(), static_cast<int64_t>(dd)) != contracted.end())
           rest.push_back(static_cast<int64_t>(dd)); // increasing
       for (int64_t r : rest)
         shape.push_back(type(other).shape[static_cast<size_t>(r)]);
-      ValueId product = emit(std::move(d), {g, wide}, TensorType::make(acc, shape), at);
+      ValueId product = emit(std::move(d), {gv, wide}, TensorType::make(acc, shape), at);
       // Position of each operand dimension in the product.
       std::vector<int64_t> perm(type(operand).rank());
       for (size_t i = 0; i < batch; ++i)
@@ -582,7 +616,7 @@ private:
       for (size_t i = 0; i < opFree.size(); ++i)
         perm[static_cast<size_t>(opFree[i])] = static_cast<int64_t>(batch + i);
       for (size_t j = 0; j < opContract.size(); ++j) {
-        size_t k = static_cast<size_t>(std::find(rest.begin(), rest.end(), otherContract[j]) - rest.begin());
+        size_t k = static_cast<size_t>(std::find(rest.begin(), rest.end(), contracted[j]) - rest.begin());
         perm[static_cast<size_t>(opContract[j])] = static_cast<int64_t>(batch + opFree.size() + k);
       }
       bool identity = true;
@@ -591,13 +625,28 @@ private:
       ValueId ordered = identity ? product : transpose(product, perm, at);
       contribute(operand, convert(ordered, type(operand).dtype, at), at);
     };
-    // g's dims: batch, lhs free, rhs free.
+    // g's dims: batch, lhs free, rhs free. The lhs's adjoint contracts g's
+    // trailing dims; the rhs's would contract its middle ones, so g is
+    // transposed to batch, rhs free, lhs free first: each adjoint is then a
+    // product whose lhs contracts its last dimensions, the form the CPU
+    // schedule tiles (a [N, M] transpose of g costs far less than a
+    // contraction read down g's columns).
     if (dl)
-      adjoint(lhs, rhs, o.lhsBatch, lFree, o.lhsContract, o.rhsBatch, rFree, o.rhsContract, batch + lFree.size(),
-              batch);
-    if (dr)
-      adjoint(rhs, lhs, o.rhsBatch, rFree, o.rhsContract, o.lhsBatch, lFree, o.lhsContract, batch,
-              batch + lFree.size());
+      adjoint(g, lhs, rhs, o.lhsBatch, lFree, o.lhsContract, o.rhsBatch, rFree, o.rhsContract,
+              batch + lFree.size(), batch);
+    if (dr) {
+      ValueId gt = g;
+      if (!lFree.empty() && !rFree.empty()) {
+        std::vector<int64_t> perm = gBatch;
+        for (size_t i = 0; i < rFree.size(); ++i)
+          perm.push_back(static_cast<int64_t>(batch + lFree.size() + i));
+        for (size_t i = 0; i < lFree.size(); ++i)
+          perm.push_back(static_cast<int64_t>(batch + i));
+        gt = transpose(g, perm, at);
+      }
+      adjoint(gt, rhs, lhs, o.rhsBatch, rFree, o.rhsContract, o.lhsBatch, lFree, o.lhsContract,
+              batch + (gt == g ? 0 : rFree.size()), batch + (gt == g ? lFree.size() : 0));
+    }
   }
 
   const Module &m_;
@@ -606,7 +655,29 @@ private:
   std::vector<Op> ops_;
   std::vector<bool> depends_;
   std::vector<ValueId> adjoint_;
+  std::unordered_map<ValueId, size_t> producer_; ///< the op of ops_ that made each value (the sweeps' own)
 };
+
+/// Drops the operations whose results nothing reads (every operation is
+/// pure once calls are inlined): the forward values no adjoint needs, and
+/// the transposes a composed transpose replaced.
+void dropUnused(Function &f) {
+  std::vector<bool> live(f.valueTypes.size(), false);
+  std::vector<bool> keep(f.ops.size(), false);
+  for (size_t k = f.ops.size(); k-- > 0;) {
+    const Op &o = f.ops[k];
+    keep[k] = o.kind == OpKind::Return ||
+              std::any_of(o.results.begin(), o.results.end(), [&](ValueId r) { return live[r]; });
+    if (keep[k])
+      for (ValueId v : o.operands)
+        live[v] = true;
+  }
+  std::vector<Op> kept;
+  for (size_t k = 0; k < f.ops.size(); ++k)
+    if (keep[k])
+      kept.push_back(std::move(f.ops[k]));
+  f.ops = std::move(kept);
+}
 
 } // namespace
 
@@ -616,6 +687,7 @@ std::optional<Problem> valueAndGradient(Module &m, const std::string &function, 
     return Problem{"internal compiler error: no function `" + function + "` to differentiate", {}};
   try {
     Function g = Differentiator(m, *it).run(wrt);
+    dropUnused(g);
     *it = std::move(g);
   } catch (const Stop &s) {
     return s.problem;
