@@ -186,6 +186,7 @@ def command_line(check_function, tools_missing, keel_math=True):
     parser.add_argument("--arg", action="append", default=[])
     parser.add_argument("--bind", default="")
     parser.add_argument("--no-fuse", action="store_true")
+    parser.add_argument("--grad", default="", help="the value and these gradients (keel run --grad P,...)")
     if keel_math:
         parser.add_argument("--keel-math", action="store_true")
     parser.add_argument("--ulps", type=int, default=0)
@@ -194,7 +195,8 @@ def command_line(check_function, tools_missing, keel_math=True):
     if missing:
         print(f"unsupported: {missing}")
         return 0
-    extra = (["--no-fuse"] if o.no_fuse else []) + (["--keel-math"] if keel_math and o.keel_math else [])
+    extra = (["--no-fuse"] if o.no_fuse else []) + (["--keel-math"] if keel_math and o.keel_math else []) + \
+        (["--grad", o.grad] if o.grad else [])
     try:
         problems, largest, count = check_function(o.keel, o.source, o.entry, o.arg, o.bind, extra, o.ulps)
     except RuntimeError as e:
