@@ -408,35 +408,73 @@ private:
     const Location &at = o.loc;
     auto c = [&](double v) { return constant(type(x), v, at); };
     auto mul = [&](ValueId a, ValueId b) { return binary(BinaryCode::Mul, a, b, at); };
-    auto sub = [&](ValueId a, ValueId b) { return binary(BinaryCode::Sub, a, b, at); };
     auto div = [&](ValueId a, ValueId b) { return binary(BinaryCode::Div, a, b, at); };
     switch (o.unary) {
     case UnaryCode::Neg: return unary(UnaryCode::Neg, g, at);
-    case UnaryCode::Abs: // the sign of x; 0 at 0 (and NaN's gradient NaN through g * 0 is not made: 0)
+    case UnaryCode::Abs: // the sign of x: 0 at 0 (and at NaN)
       return select(compare(CompareDir::Gt, x, c(0), at), g,
                     select(compare(CompareDir::Lt, x, c(0), at), unary(UnaryCode::Neg, g, at), c(0), at), at);
     case UnaryCode::Relu: return select(compare(CompareDir::Gt, x, c(0), at), g, c(0), at);
     case UnaryCode::Not: return c(0); // pred: never reached (takes() is false)
     case UnaryCode::Exp: return mul(g, y);
     case UnaryCode::Log: return div(g, x);
-    case UnaryCode::Tanh: return mul(g, sub(c(1), mul(y, y)));
-    case UnaryCode::Sigmoid: return mul(g, mul(y, sub(c(1), y)));
-    case UnaryCode::Gelu: {
-      // Phi(x) + x phi(x): Phi as gelu(x) / x (1/2 at 0), phi(x) = e^(-x^2/2) / sqrt(2 pi).
-      ValueId phiOfX = mul(unary(UnaryCode::Exp, mul(mul(x, x), c(-0.5)), at), c(0.3989422804014327));
-      ValueId cdf = select(compare(CompareDir::Eq, x, c(0), at), c(0.5), div(y, x), at);
-      return mul(g, binary(BinaryCode::Add, cdf, mul(x, phiOfX), at));
-    }
-    case UnaryCode::Silu: { // s (1 + x (1 - s)), s = sigmoid(x)
-      ValueId s = unary(UnaryCode::Sigmoid, x, at);
-      return mul(g, mul(s, binary(BinaryCode::Add, c(1), mul(x, sub(c(1), s)), at)));
-    }
+    case UnaryCode::Tanh: case UnaryCode::Sigmoid: case UnaryCode::Gelu: case UnaryCode::Silu:
+      return mul(g, smoothDerivative(o.unary, x, y, at));
     case UnaryCode::Sqrt: return div(g, mul(c(2), y));
     case UnaryCode::Rsqrt: return mul(g, mul(div(y, x), c(-0.5))); // d x^-1/2 = -1/2 x^-3/2 = -1/2 y / x
     case UnaryCode::Sin: return mul(g, unary(UnaryCode::Cos, x, at));
     case UnaryCode::Cos: return unary(UnaryCode::Neg, mul(g, unary(UnaryCode::Sin, x, at)), at);
     }
     stop("internal compiler error: no gradient rule for `" + opName(o) + "`", at);
+  }
+
+  /// f'(x) of tanh, sigmoid, gelu and silu, in forms without cancellation
+  /// in their tails, evaluated in f64 (an f32 operand widened exactly) and
+  /// rounded once to the operand's type: within about 1 ulp of f32, and a
+  /// few ulps of f64 (docs/autodiff.md states the measured bounds).
+  ValueId smoothDerivative(UnaryCode code, ValueId x, ValueId y, const Location &at) {
+    DType t = type(x).dtype;
+    ValueId w = convert(x, DType::F64, at), wy = convert(y, DType::F64, at);
+    auto c = [&](double v) { return constant(type(w), v, at); };
+    auto mul = [&](ValueId a, ValueId b) { return binary(BinaryCode::Mul, a, b, at); };
+    auto add = [&](ValueId a, ValueId b) { return binary(BinaryCode::Add, a, b, at); };
+    auto div = [&](ValueId a, ValueId b) { return binary(BinaryCode::Div, a, b, at); };
+    auto expOf = [&](ValueId a) { return unary(UnaryCode::Exp, a, at); };
+    ValueId d = w;
+    switch (code) {
+    case UnaryCode::Tanh: { // sech^2 x = 4 e / (1 + e)^2, e = exp(-2|x|)
+      ValueId e = expOf(mul(unary(UnaryCode::Abs, w, at), c(-2)));
+      ValueId onePlus = add(c(1), e);
+      d = div(mul(c(4), e), mul(onePlus, onePlus));
+      break;
+    }
+    case UnaryCode::Sigmoid: { // s (1 - s) = e / (1 + e)^2, e = exp(-|x|)
+      ValueId e = expOf(unary(UnaryCode::Neg, unary(UnaryCode::Abs, w, at), at));
+      ValueId onePlus = add(c(1), e);
+      d = div(e, mul(onePlus, onePlus));
+      break;
+    }
+    case UnaryCode::Gelu: {
+      // Phi(x) + x phi(x): Phi = gelu(x) / x (1/2 at 0) with gelu in f64
+      // (the two terms cancel where gelu' crosses 0, near x = -0.75),
+      // phi = exp(-x^2/2) / sqrt(2 pi).
+      ValueId phi = mul(expOf(mul(mul(w, w), c(-0.5))), c(0.3989422804014327));
+      ValueId wide = t == DType::F64 ? wy : unary(UnaryCode::Gelu, w, at);
+      ValueId cdf = select(compare(CompareDir::Eq, w, c(0), at), c(0.5), div(wide, w), at);
+      d = add(cdf, mul(w, phi));
+      break;
+    }
+    case UnaryCode::Silu: { // s(x) (1 + x s(-x)): 1 - s(x) as s(-x), without cancellation
+      ValueId s = unary(UnaryCode::Sigmoid, w, at);
+      ValueId rest = unary(UnaryCode::Sigmoid, unary(UnaryCode::Neg, w, at), at);
+      d = mul(s, add(c(1), mul(w, rest)));
+      break;
+    }
+    case UnaryCode::Neg: case UnaryCode::Abs: case UnaryCode::Relu: case UnaryCode::Not: case UnaryCode::Exp:
+    case UnaryCode::Log: case UnaryCode::Sqrt: case UnaryCode::Rsqrt: case UnaryCode::Sin: case UnaryCode::Cos:
+      stop("internal compiler error: no smooth derivative of `unary." + std::string(unaryName(code)) + "`", at);
+    }
+    return convert(d, t, at);
   }
 
   void binaryAdjoint(const Op &o, ValueId g, ValueId y) {
