@@ -16,10 +16,11 @@ if [ "${1:-}" = "--sanitize" ]; then
   export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp"
-  # Fewer random programs (tests/run/random-programs.test,
-  # tests/exits/linalg-random.test) under the
+  # Fewer random programs (tests/run/random-programs.test and its
+  # gradients, tests/exits/linalg-random.test) under the
   # sanitizers, which slow every compilation several times.
   export KEEL_FUZZ_ITERATIONS="${KEEL_FUZZ_ITERATIONS:-4}"
+  export KEEL_GRAD_ITERATIONS="${KEEL_GRAD_ITERATIONS:-4}"
   export KEEL_LINALG_ITERATIONS="${KEEL_LINALG_ITERATIONS:-2}"
   cd build-sanitize
   exec ctest -j2 --output-on-failure --timeout 1800 -LE "exhaustive|sweep" "$@"
