@@ -464,9 +464,14 @@ private:
       d = add(cdf, mul(w, phi));
       break;
     }
-    case UnaryCode::Silu: { // s(x) (1 + x s(-x)): 1 - s(x) as s(-x), without cancellation
-      ValueId s = unary(UnaryCode::Sigmoid, w, at);
-      ValueId rest = unary(UnaryCode::Sigmoid, unary(UnaryCode::Neg, w, at), at);
+    case UnaryCode::Silu: {
+      // s(x) (1 + x s(-x)), 1 - s(x) as s(-x) without cancellation; both
+      // from one e = exp(-|x|): 1 / (1 + e) and e / (1 + e), by x's sign.
+      ValueId e = expOf(unary(UnaryCode::Neg, unary(UnaryCode::Abs, w, at), at));
+      ValueId onePlus = add(c(1), e);
+      ValueId larger = div(c(1), onePlus), smaller = div(e, onePlus);
+      ValueId positive = compare(CompareDir::Ge, w, c(0), at);
+      ValueId s = select(positive, larger, smaller, at), rest = select(positive, smaller, larger, at);
       d = mul(s, add(c(1), mul(w, rest)));
       break;
     }
