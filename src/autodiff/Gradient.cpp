@@ -735,13 +735,6 @@ std::optional<Problem> valueAndGradient(Module &m, const std::string &function, 
   } catch (const Stop &s) {
     return s.problem;
   }
-  // The callees were inlined: those no longer called go.
-  std::vector<const Function *> reached = reachableFrom(m, function);
-  std::vector<Function> kept;
-  for (Function &f : m.functions)
-    if (std::find(reached.begin(), reached.end(), &f) != reached.end())
-      kept.push_back(std::move(f));
-  m.functions = std::move(kept);
   return std::nullopt;
 }
 

@@ -1,6 +1,8 @@
 //===- LowerScalar.cpp - Checked scalar functions and tests to the loop IR ===//
 #include "keel/instantiate/LowerScalar.h"
 
+#include "keel/autodiff/Gradient.h"
+
 #include "keel/instantiate/Becomes.h"
 #include "keel/instantiate/Builder.h"
 #include "keel/exits/cpu/Elements.h"
@@ -161,7 +163,13 @@ private:
   /// Computes tensor expression `e` into fresh memory (a Ptr slot the
   /// caller owns): `e` becomes a tensor IR function of the variables it
   /// reads, run by the CPU oracle; scalars travel as one-element buffers.
-  Slot computeTensor(const syntax::Expr &e) {
+  Slot computeTensor(const syntax::Expr &e) { return computeTensors(e, {}, e.span).front(); }
+
+  /// computeTensor, for a call whose value and gradients with respect to
+  /// the variables `wrt` (its arguments) are asked for: the expression's
+  /// function becomes its value-and-gradient function (docs/autodiff.md),
+  /// and each of its results gets fresh memory; `wrt` empty: the value.
+  std::vector<Slot> computeTensors(const syntax::Expr &e, const std::vector<std::string> &wrt, Span at) {
     std::vector<const NameExpr *> names;
     namesIn(e, names);
     std::vector<std::pair<std::string, ir::TensorType>> params;
@@ -180,6 +188,26 @@ private:
     std::optional<ir::TensorType> result = tensors_.build(e, params, name);
     if (!result)
       throw Fail{};
+    std::vector<ir::TensorType> results{*result};
+    if (!wrt.empty()) {
+      std::vector<size_t> indices;
+      for (const std::string &v : wrt) {
+        auto p = std::find_if(params.begin(), params.end(), [&](const auto &q) { return q.first == v; });
+        size_t i = static_cast<size_t>(p - params.begin());
+        if (p == params.end() || std::find(indices.begin(), indices.end(), i) != indices.end()) {
+          diags_.error(code::E0600, at, "`" + v + "` is the argument of two differentiated parameters (or of none): "
+                                        "give each its own variable");
+          throw Fail{};
+        }
+        indices.push_back(i);
+      }
+      if (std::optional<autodiff::Problem> problem = autodiff::valueAndGradient(tensors_.module(), name, indices)) {
+        Span where = problem->loc.known() ? src_.spanAt(problem->loc.file, problem->loc.line, problem->loc.column) : at;
+        diags_.error(code::E0600, where.file == kNoFile ? at : where, problem->message);
+        throw Fail{};
+      }
+      results = tensors_.module().find(name)->resultTypes;
+    }
     std::vector<ExprPtr> args;
     std::vector<Slot> scalarBuffers;
     for (size_t i = 0; i < slots.size(); ++i) {
@@ -197,15 +225,18 @@ private:
       args.push_back(makeVar(buffer, Type::Ptr));
       scalarBuffers.push_back(buffer);
     }
-    Slot out = allocate(*result, e.span);
-    args.push_back(makeVar(out, Type::Ptr));
+    std::vector<Slot> outs;
+    for (const ir::TensorType &t : results) {
+      outs.push_back(allocate(t, e.span));
+      args.push_back(makeVar(outs.back(), Type::Ptr));
+    }
     auto call = std::make_unique<Stmt>();
     call->kind = Stmt::Kind::Eval;
     call->value = makeCall(name, Type::Void, std::move(args));
     out_->push_back(std::move(call));
     for (Slot b : scalarBuffers)
       out_->push_back(makeFree(b));
-    return out;
+    return outs;
   }
 
   /// A Ptr slot holding fresh memory for a tensor of type `t`.
@@ -233,8 +264,10 @@ private:
 
   /// `let x = tensor` or `x = tensor`: the new value first (it may read
   /// the old), then the old one freed.
-  void assignTensor(Slot variable, const syntax::Expr &value, Span at) {
-    Slot fresh = computeTensor(value);
+  void assignTensor(Slot variable, const syntax::Expr &value, Span at) { bindTensor(variable, computeTensor(value), at); }
+
+  /// `variable` takes tensor `fresh` (its memory); its old one is freed.
+  void bindTensor(Slot variable, Slot fresh, Span at) {
     tensorTypes_[variable] = tensorTypes_.at(fresh);
     out_->push_back(makeFree(variable));
     auto st = make(Stmt::Kind::Assign, at);
@@ -485,6 +518,27 @@ private:
   }
 
   void letStatement(const LetStmt &l, const syntax::Stmt &s, std::vector<StmtPtr> &out) {
+    if (!l.names.empty()) { // let (value, d1, ...) = value_and_grad(f, ..., wrt: [...])
+      const auto &c = *l.init->as<syntax::CallExpr>();
+      const syntax::FunctionDecl &decl = *checked_.functions.at(c.callee).decl;
+      std::vector<const syntax::Expr *> positional;
+      for (const syntax::Arg &a : c.args)
+        if (a.name.empty())
+          positional.push_back(a.value.get());
+      std::vector<std::string> variables; // the checker made each a variable
+      for (const std::string &p : l.wrt)
+        for (size_t i = 0; i < decl.params.size(); ++i)
+          if (decl.params[i].name == p)
+            variables.push_back(positional[i]->as<NameExpr>()->name);
+      std::vector<Slot> results = computeTensors(*l.init, variables, s.span);
+      for (size_t i = 0; i < l.names.size(); ++i) {
+        Slot variable = newSlot(Type::Ptr);
+        tensorVars_.push_back(variable);
+        scopes_.back()[l.names[i]] = variable;
+        bindTensor(variable, results[i], s.span);
+      }
+      return;
+    }
     if (isTensor(*l.init)) {
       Slot variable = newSlot(Type::Ptr);
       tensorVars_.push_back(variable);

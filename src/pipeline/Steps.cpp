@@ -276,6 +276,13 @@ bool gradient(Compilation &c, ir::Module &m, const std::string &entry, const std
       c.diags.error(code::E0600, at, problem->message);
     return false;
   }
+  // The callees were inlined: those the entry no longer calls go.
+  std::vector<const ir::Function *> reached = ir::reachableFrom(m, entry);
+  std::vector<ir::Function> kept;
+  for (ir::Function &f : m.functions)
+    if (std::find(reached.begin(), reached.end(), &f) != reached.end())
+      kept.push_back(std::move(f));
+  m.functions = std::move(kept);
   c.printAfter("gradient", true, [&] { return ir::print(m, {false, c.options.keepNames}); });
   return c.timed("verify", [&] { return verifyAfter(c, "gradient", m); });
 }

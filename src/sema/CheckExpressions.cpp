@@ -382,8 +382,12 @@ Type Checker::call(const CallExpr &c, const Type *expected) {
   const BuiltinInfo *b = findBuiltin(c.callee, reductionForm);
   if (!b) {
     for (const Arg &a : c.args)
-      expr(*a.value, nullptr);
-    if (lookup(c.callee))
+      if (c.callee != "value_and_grad") // its first argument names a function
+        expr(*a.value, nullptr);
+    if (c.callee == "value_and_grad")
+      diags_.error(code::E0600, c.calleeSpan, "`value_and_grad` gives a value and gradients: bind them with "
+                                              "`let (value, d1, ...) = value_and_grad(f, ..., wrt: [p1, ...]);`");
+    else if (lookup(c.callee))
       diags_.error(code::E0104, c.calleeSpan, "`" + c.callee + "` is a variable, not a function");
     else
       diags_.error(code::E0104, c.calleeSpan, "there is no function `" + c.callee + "`");

@@ -143,7 +143,59 @@ void Checker::block(const Block &b) {
   popScope();
 }
 
+void Checker::gradientLet(const LetStmt &l) {
+  Type value = expr(*l.init, nullptr); // f(args...)
+  const CallExpr &c = *l.init->as<CallExpr>();
+  auto fn = out_.functions.find(c.callee);
+  auto fail = [&](Span at, const std::string &message) {
+    diags_.error(code::E0600, at, message);
+    for (size_t i = 0; i < l.names.size(); ++i)
+      declare(l.names[i], Type::error(), l.isMutable, l.nameSpans[i]);
+  };
+  if (fn == out_.functions.end())
+    return fail(c.calleeSpan, "`value_and_grad` differentiates a tensor function; `" + c.callee + "` is none");
+  if (!value.is(Kind::Error) &&
+      !(value.is(Kind::Tensor) && value.dims.empty() && (value.scalar == Scalar::F32 || value.scalar == Scalar::F64)))
+    return fail(c.calleeSpan, "`" + c.callee + "` returns `" + typeName(value) + "`: a gradient is of a function "
+                              "whose result is one f32 or f64 scalar (a `Tensor<f32, []>`, such as a loss)");
+  if (l.names.size() != l.wrt.size() + 1)
+    return fail(l.nameSpans.front(), "`let (...)` binds the value and one gradient per `wrt:` parameter: " +
+                                         std::to_string(l.wrt.size() + 1) + " names, not " +
+                                         std::to_string(l.names.size()));
+  const syntax::FunctionDecl &decl = *fn->second.decl;
+  std::vector<const Expr *> positional;
+  for (const Arg &a : c.args)
+    if (a.name.empty())
+      positional.push_back(a.value.get());
+  std::vector<Type> types{value};
+  for (size_t j = 0; j < l.wrt.size(); ++j) {
+    auto p = std::find_if(decl.params.begin(), decl.params.end(),
+                          [&](const syntax::Param &q) { return q.name == l.wrt[j]; });
+    if (p == decl.params.end())
+      return fail(l.wrtSpans[j], "`" + c.callee + "` has no parameter `" + l.wrt[j] + "`");
+    size_t i = static_cast<size_t>(p - decl.params.begin());
+    if (i >= positional.size())
+      return fail(l.wrtSpans[j], "no argument for `" + l.wrt[j] + "`");
+    if (!positional[i]->as<NameExpr>())
+      return fail(positional[i]->span, "the argument for `" + l.wrt[j] + "`, a parameter differentiated with " +
+                                           "respect to, is a variable (bind the expression with `let` first)");
+    auto t = out_.exprTypes.find(positional[i]);
+    Type at = t == out_.exprTypes.end() ? Type::error() : t->second;
+    if (!at.is(Kind::Error) && !(at.is(Kind::Tensor) && (at.scalar == Scalar::F32 || at.scalar == Scalar::F64)))
+      return fail(positional[i]->span, "`" + l.wrt[j] + "` is `" + typeName(at) + "`: gradients are of f32 or f64 "
+                                       "tensors");
+    for (size_t k = 0; k < j; ++k)
+      if (l.wrt[k] == l.wrt[j])
+        return fail(l.wrtSpans[j], "`wrt:` names `" + l.wrt[j] + "` twice");
+    types.push_back(at);
+  }
+  for (size_t i = 0; i < l.names.size(); ++i)
+    declare(l.names[i], types[i], l.isMutable, l.nameSpans[i]);
+}
+
 void Checker::letStmt(const LetStmt &l) {
+  if (!l.names.empty())
+    return gradientLet(l);
   Type declared = l.type ? resolveType(*l.type, false) : Type::error();
   Type t = expr(*l.init, l.type ? &declared : nullptr);
   if (l.type)

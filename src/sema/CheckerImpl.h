@@ -165,6 +165,8 @@ private:
   void block(const Block &b);
 
   void letStmt(const LetStmt &l);
+  /// `let (value, d1, ...) = value_and_grad(f, ..., wrt: [...])`.
+  void gradientLet(const LetStmt &l);
   void assignStmt(const AssignStmt &a);
   void forStmt(const ForStmt &f);
   void returnStmt(const ReturnStmt &r);

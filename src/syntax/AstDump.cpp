@@ -82,8 +82,17 @@ private:
     switch (s.kind) {
     case StmtKind::Let: {
       auto &l = *s.as<LetStmt>();
-      line(d, std::string("let ") + (l.isMutable ? "mut " : "") + l.name +
-                  (l.type ? ": " + type(*l.type) : ""),
+      std::string names = l.name, wrt;
+      if (!l.names.empty()) { // let (value, d1, ...) = value_and_grad(f(...), wrt: [...])
+        names.clear();
+        for (const std::string &n : l.names)
+          names += (names.empty() ? "(" : ", ") + n;
+        for (const std::string &p : l.wrt)
+          wrt += (wrt.empty() ? " value_and_grad wrt [" : ", ") + p;
+        names += ")";
+        wrt += "]";
+      }
+      line(d, std::string("let ") + (l.isMutable ? "mut " : "") + names + (l.type ? ": " + type(*l.type) : "") + wrt,
            s.span);
       expr(d + 1, *l.init);
       return;

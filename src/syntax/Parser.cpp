@@ -564,10 +564,13 @@ private:
   }
 
   // "let" "mut"? NAME (":" type)? "=" expr ";"
+  // "let" "mut"? "(" NAME ("," NAME)* ")" "=" "value_and_grad" "(" NAME ("," arg)* ")" ";"
   StmtPtr parseLet() {
     Span start = take().span;
     auto s = std::make_unique<LetStmt>(start);
     s->isMutable = accept(Tok::KwMut);
+    if (accept(Tok::LParen))
+      return parseGradientLet(std::move(s), start);
     Token name = declaredName("a variable name");
     s->name = text(name);
     s->nameSpan = name.span;
@@ -575,6 +578,55 @@ private:
       s->type = parseType();
     expect(Tok::Assign, "`=` and the initial value");
     s->init = parseExpr();
+    expect(Tok::Semi, "`;`");
+    s->span = spanFrom(start);
+    return s;
+  }
+
+  /// The rest of `let (a, b, ...) = value_and_grad(f, args..., wrt: [p, ...]);`
+  /// after its `(`: the call becomes `f(args...)` and the `wrt` names.
+  StmtPtr parseGradientLet(std::unique_ptr<LetStmt> s, Span start) {
+    do {
+      Token name = declaredName("a variable name");
+      s->names.push_back(text(name));
+      s->nameSpans.push_back(name.span);
+    } while (accept(Tok::Comma));
+    expect(Tok::RParen, "`)` after the names");
+    s->name = s->names.front();
+    s->nameSpan = s->nameSpans.front();
+    expect(Tok::Assign, "`=` and `value_and_grad(...)`");
+    ExprPtr init = parseExpr();
+    auto *call = init->as<CallExpr>();
+    if (!call || call->callee != "value_and_grad")
+      failAt(init->span, "`let (...)` binds the value and gradients of `value_and_grad(f, ..., wrt: [...])`, "
+                         "the one call that gives several values");
+    if (call->args.empty() || !call->args[0].name.empty() || !call->args[0].value->as<NameExpr>())
+      failAt(call->span, "`value_and_grad` takes the tensor function to differentiate first, by its name");
+    const NameExpr &f = *call->args[0].value->as<NameExpr>();
+    auto differentiated = std::make_unique<CallExpr>(call->span, f.name, f.span);
+    differentiated->height = call->height;
+    bool sawWrt = false;
+    for (size_t i = 1; i < call->args.size(); ++i) {
+      Arg &a = call->args[i];
+      if (a.name != "wrt") {
+        differentiated->args.push_back(std::move(a));
+        continue;
+      }
+      auto *list = a.value->as<ArrayExpr>();
+      if (sawWrt || !list || list->elements.empty())
+        failAt(a.value->span, "`wrt:` takes one list of the parameters to differentiate with respect to: `wrt: [w]`");
+      sawWrt = true;
+      for (const ExprPtr &e : list->elements) {
+        auto *p = e->as<NameExpr>();
+        if (!p)
+          failAt(e->span, "`wrt:` names parameters of `" + f.name + "`");
+        s->wrt.push_back(p->name);
+        s->wrtSpans.push_back(p->span);
+      }
+    }
+    if (!sawWrt)
+      failAt(call->span, "`value_and_grad` needs `wrt: [...]`, the parameters to differentiate with respect to");
+    s->init = std::move(differentiated);
     expect(Tok::Semi, "`;`");
     s->span = spanFrom(start);
     return s;

@@ -31,7 +31,7 @@ LAYERS = {
     "keel_codegen": ({"codegen"}, {"keel_loop", "keel_runtime", "keel_numerics", "keel_support"}),
     "keel_cpu": ({"cpu"}, {"keel_loop", "keel_transforms", "keel_ir", "keel_runtime", "keel_numerics",
                            "keel_support"}),
-    "keel_instantiate": ({"instantiate"}, {"keel_sema", "keel_syntax", "keel_ir", "keel_transforms", "keel_cpu", "keel_loop",
+    "keel_instantiate": ({"instantiate"}, {"keel_sema", "keel_syntax", "keel_ir", "keel_transforms", "keel_autodiff", "keel_cpu", "keel_loop",
                                            "keel_runtime", "keel_numerics", "keel_support"}),
 }
 LAYERS["keel_pipeline"] = ({"pipeline"}, set(LAYERS) - {"keel_pipeline"})

@@ -30,7 +30,8 @@ struct Problem {
 /// Replaces `function` of `m` by its value-and-gradient function with
 /// respect to the parameters at `wrt` (indices, in the order the gradients
 /// are returned); the functions it calls are differentiated through
-/// (inlined into it). Nullopt on success; else the problem, `m` unchanged.
+/// (inlined into it; they stay in `m`, perhaps called by nothing now).
+/// Nullopt on success; else the problem, `m` unchanged.
 std::optional<Problem> valueAndGradient(ir::Module &m, const std::string &function, const std::vector<size_t> &wrt);
 
 } // namespace keel::autodiff

@@ -178,6 +178,14 @@ struct LetStmt : Stmt {
   Span nameSpan;
   std::optional<TypeExpr> type;
   ExprPtr init;
+  /// `let (value, d1, ...) = value_and_grad(f, args..., wrt: [p1, ...]);`
+  /// (docs/autodiff.md): the names bound, in order (empty for `let name`);
+  /// `init` is then the call `f(args...)` itself, and `wrt` f's
+  /// parameters whose gradients the other names take.
+  std::vector<std::string> names;
+  std::vector<Span> nameSpans;
+  std::vector<std::string> wrt;
+  std::vector<Span> wrtSpans;
 };
 /// `x = e`, `x += e`, ... (op is Assign, PlusAssign, MinusAssign, ...).
 struct AssignStmt : Stmt {
