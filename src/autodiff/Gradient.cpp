@@ -235,12 +235,18 @@ private:
       return x;
     return emit(op(OpKind::Reshape), {x}, TensorType::make(type(x).dtype, shape), loc);
   }
+  /// The transpose that made `v` (a forward or backward op), or null.
+  const Op *transposeMaking(ValueId v) const {
+    auto made = producer_.find(v);
+    return made != producer_.end() && ops_[made->second].kind == OpKind::Transpose ? &ops_[made->second] : nullptr;
+  }
+
   /// A transpose of a transpose is one transpose of the first's operand
   /// (none when they cancel): the adjoint of `x^T` in a contraction is
   /// made transposed, and transposed back by the transpose's own rule.
   ValueId transpose(ValueId x, std::vector<int64_t> perm, const Location &loc) {
-    if (auto made = producer_.find(x); made != producer_.end() && ops_[made->second].kind == OpKind::Transpose) {
-      const Op &inner = ops_[made->second];
+    if (const Op *made = transposeMaking(x)) {
+      const Op &inner = *made;
       std::vector<int64_t> composed;
       bool identity = true;
       for (size_t j = 0; j < perm.size(); ++j) {
@@ -415,7 +421,7 @@ private:
       return select(compare(CompareDir::Gt, x, c(0), at), g,
                     select(compare(CompareDir::Lt, x, c(0), at), unary(UnaryCode::Neg, g, at), c(0), at), at);
     case UnaryCode::Relu: return select(compare(CompareDir::Gt, x, c(0), at), g, c(0), at);
-    case UnaryCode::Not: return c(0); // pred: never reached (takes() is false)
+    case UnaryCode::Not: break; // pred: takes() gives it no gradient
     case UnaryCode::Exp: return mul(g, y);
     case UnaryCode::Log: return div(g, x);
     case UnaryCode::Tanh: case UnaryCode::Sigmoid: case UnaryCode::Gelu: case UnaryCode::Silu:
@@ -620,10 +626,9 @@ private:
       std::vector<int64_t> rename(type(other).rank());
       for (size_t i = 0; i < rename.size(); ++i)
         rename[i] = static_cast<int64_t>(i);
-      if (auto made = producer_.find(other);
-          made != producer_.end() && ops_[made->second].kind == OpKind::Transpose) {
-        rename = ops_[made->second].dims;
-        other = ops_[made->second].operands[0];
+      if (const Op *made = transposeMaking(other)) {
+        rename = made->dims;
+        other = made->operands[0];
       }
       auto renamed = [&](const std::vector<int64_t> &dims) {
         std::vector<int64_t> out;

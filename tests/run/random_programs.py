@@ -187,6 +187,10 @@ class Function:
 
 
 def run(keel, path, entry, nparams, out, extra):
+    """The files `keel run` writes into `out` (emptied first), or its error."""
+    if os.path.isdir(out):
+        for name in os.listdir(out):
+            os.remove(os.path.join(out, name))
     command = [keel, "run", path, "--entry", entry, "--out", out, *extra]
     for i in range(nparams):
         command += ["--arg", f"{i}=random:{i + 11}"]
@@ -211,9 +215,6 @@ def check(keel, work, seed, path, fn, variants=VARIANTS):
     results = []
     for tag, extra in variants:
         out = os.path.join(work, f"m{seed}.{fn.name}.{tag}")
-        if os.path.isdir(out):
-            for name in os.listdir(out):
-                os.remove(os.path.join(out, name))
         data, error = run(keel, path, fn.name, len(fn.params), out, extra)
         if error:
             return f"FAIL seed {seed} @{fn.name} ({tag}): {error.strip()}"
@@ -257,9 +258,6 @@ def check_grad(keel, work, seed, path, fn):
     results = []
     for tag, extra in VARIANTS:
         out = os.path.join(work, f"m{seed}.{fn.name}.grad.{tag}")
-        if os.path.isdir(out):
-            for name in os.listdir(out):
-                os.remove(os.path.join(out, name))
         data, error = run(keel, path, "loss_" + fn.name, len(fn.params), out, ["--grad", names, *extra])
         if error:
             if "E0600" in error and any(r in error for r in GRADIENT_REFUSALS):
